@@ -1,0 +1,31 @@
+# Every target bootstraps what it needs: a virtualenv in .venv with memhost installed (editable)
+# and its test extras. The stamp is rebuilt when pyproject.toml changes.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.memhost-installed
+
+.PHONY: demo test bench soak clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	@touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/memhost demo
+
+test: $(STAMP)
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks $(if $(QUICK),--quick,) $(BENCH_ARGS)
+
+soak: $(STAMP)
+	$(BIN)/python -m benchmarks.soak --minutes $(or $(MINUTES),2)
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info

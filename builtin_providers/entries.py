@@ -1,0 +1,74 @@
+"""The on-disk format of a memory file: entries joined by a line holding only ``§``.
+
+Parsing splits on the whole delimiter (a ``§`` inside an entry survives), normalises newlines,
+strips each entry and drops empty ones and exact duplicates. Serialising joins with the delimiter
+and adds nothing else, so a file the tool wrote reads back identically.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+DELIMITER = "\n§\n"
+
+
+def normalise(text: str) -> str:
+    """LF newlines and no trailing whitespace on any line: formatting that must not matter."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def parse(raw: str) -> list[str]:
+    seen: set[str] = set()
+    entries: list[str] = []
+    for piece in normalise(raw).split(DELIMITER):
+        entry = piece.strip()
+        if entry and entry not in seen:
+            seen.add(entry)
+            entries.append(entry)
+    return entries
+
+
+def serialize(entries: Iterable[str]) -> str:
+    return DELIMITER.join(entries)
+
+
+def joined_length(entries: list[str]) -> int:
+    """What the budget counts: characters of the joined text, delimiters included."""
+    return len(serialize(entries))
+
+
+def drift_reason(raw: str, limit: int) -> str | None:
+    """Why ``raw`` is not a clean entry list the tool could rewrite safely, or ``None``.
+
+    Formatting never counts: CRLF newlines, trailing spaces, blank padding around delimiters and
+    exact duplicates all round-trip. What counts is content a rewrite could mangle: a single
+    entry longer than the whole budget (an unstructured blob, e.g. a shell append of a log), a
+    line that looks like a delimiter but is not one, or binary bytes.
+    """
+    if not raw.strip():
+        return None
+    text = normalise(raw)
+    if "\x00" in text:
+        return "the file contains NUL bytes (binary or corrupted content)"
+    for line in text.split("\n"):
+        if line != "§" and line.strip() == "§":
+            return "a line holds '§' with leading spaces, so it is not read as a delimiter"
+    for entry in parse(text):
+        if len(entry) > limit:
+            return (f"one entry is {len(entry):,} characters, longer than the whole "
+                    f"{limit:,}-character budget (an unstructured blob)")
+    return None
+
+
+def canonical_entry(text: str) -> str:
+    """The form ``text`` takes once stored: normalised and stripped.
+
+    Raises ``ValueError`` when the text holds a line that is only ``§``, since that line would
+    split it into several entries on the next read.
+    """
+    entry = normalise(text).strip()
+    if any(line.strip() == "§" for line in entry.split("\n")):
+        raise ValueError("content holds a line with only '§', which separates entries in the "
+                         "memory file; save the parts as separate entries instead")
+    return entry

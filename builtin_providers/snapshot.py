@@ -1,0 +1,78 @@
+"""The frozen snapshot: both stores rendered once, at session start, for the system prompt.
+
+Writes during a session land on disk at once but never change this text; keeping the system
+prompt byte-stable keeps the host's prompt cache warm. The next session sees the writes.
+
+Every entry shown to a model, here or echoed in an error, goes through :func:`display_entry`:
+an entry that trips the threat scanner appears as a ``[BLOCKED: …]`` placeholder while the live
+entry stays on disk, where the user can see and remove it.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from functools import lru_cache
+
+from memhost import threats
+from memhost.builtin_providers.entries import DELIMITER, joined_length
+
+log = logging.getLogger(__name__)
+
+TITLES = {"memory": "MEMORY (your personal notes)", "user": "USER PROFILE (who the user is)"}
+RULE = "═" * 46
+
+
+@lru_cache(maxsize=8192)
+def _block_reason(text: str) -> tuple[str, ...]:
+    # Cached by entry content: a session start re-renders mostly unchanged entries.
+    if len(text) > threats.MAX_SCAN_CHARS:
+        return ("too_large_to_scan",)
+    return tuple(f.id for f in threats.scan(text, "strict"))
+
+
+def display_entry(text: str, filename: str) -> str:
+    if text.startswith("[BLOCKED:"):
+        return text
+    reasons = _block_reason(text)
+    if not reasons:
+        return text
+    return (f"[BLOCKED: an entry of {filename} matched threat pattern(s) {', '.join(reasons)} and "
+            f"is withheld from the prompt. Remove it with the memory tool (action 'remove').]")
+
+
+def display_entries(entries: list[str], filename: str) -> list[str]:
+    return [display_entry(e, filename) for e in entries]
+
+
+def usage_text(used: int, limit: int) -> str:
+    percent = min(100, int(used / limit * 100)) if limit > 0 else 0
+    return f"{percent}% — {used:,}/{limit:,} chars"
+
+
+def render_block(target: str, entries: list[str], limit: int, filename: str) -> str:
+    """The framed block for one store, or ``""`` when it has no entries."""
+    if not entries:
+        return ""
+    used = joined_length(entries)
+    shown = display_entries(entries, filename)
+    for original, sanitized in zip(entries, shown, strict=True):
+        if sanitized != original:
+            log.warning("%s: an entry matched the threat scanner and was withheld from the prompt",
+                        filename)
+    header = f"{TITLES[target]} [{usage_text(used, limit)}]"
+    return "\n".join([RULE, header, RULE, DELIMITER.join(shown)])
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Both blocks as they were when the session started."""
+
+    memory: str = ""
+    user: str = ""
+
+    def block(self, target: str) -> str:
+        return self.memory if target == "memory" else self.user
+
+    def render(self) -> str:
+        return "\n\n".join(b for b in (self.memory, self.user) if b)

@@ -1,0 +1,495 @@
+"""The two memory files and every way they change.
+
+Each mutation runs under the file's sidecar lock: a checked read of what is on disk now (a file
+that exists but cannot be read refuses the write, since treating it as empty would wipe it), the
+drift guard, the operation on the fresh entry list, the archive of whatever it replaces or
+removes, then an atomic replace of the file. Responses never echo the whole store on success.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from filelock import Timeout
+
+from memhost import threats
+from memhost.builtin_providers import entrymeta
+from memhost.builtin_providers.archive import Archive, ArchivedEntry, new_id
+from memhost.builtin_providers.entries import (
+    canonical_entry,
+    drift_reason,
+    joined_length,
+    normalise,
+    parse,
+    serialize,
+)
+from memhost.builtin_providers.snapshot import Snapshot, display_entries, render_block, usage_text
+from memhost.files import atomic_write_text, ensure_private_dir, locked
+from memhost.home import memories_dir
+
+log = logging.getLogger(__name__)
+
+TARGETS = ("memory", "user")
+FILENAMES = {"memory": "MEMORY.md", "user": "USER.md"}
+SAVED_NOTE = "This update is complete; do not repeat it."
+
+
+class Unreadable(Exception):
+    """The file exists but its content could not be read right now."""
+
+
+@dataclass(frozen=True)
+class Change:
+    """One committed edit, as mirrored to an external provider."""
+
+    action: str  # add, replace, remove
+    target: str
+    content: str  # the new entry text; "" for remove
+    previous: str | None = None  # the full entry text that was replaced or removed
+
+
+@dataclass
+class Outcome:
+    """What a store operation produced: the JSON-able response and what was committed."""
+
+    response: dict[str, Any]
+    changes: list[Change] = field(default_factory=list)
+    consolidation_failure: bool = False  # counts towards the per-turn circuit breaker
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.response.get("success"))
+
+
+Listener = Callable[[list[Change], str, str], None]
+
+
+def _fail(error: str, **extra: Any) -> Outcome:
+    return Outcome({"success": False, "error": error, **extra})
+
+
+class _OpError(Exception):
+    def __init__(self, error: str, *, counts: bool = True, **extra: Any) -> None:
+        super().__init__(error)
+        self.outcome = Outcome({"success": False, "error": error, **extra}, consolidation_failure=counts)
+
+
+class MemoryStore:
+    """``<home>/memories/MEMORY.md`` (target ``memory``) and ``USER.md`` (target ``user``)."""
+
+    def __init__(self, home: Path, *, memory_char_limit: int = 2200, user_char_limit: int = 1375,
+                 memory_enabled: bool = True, user_profile_enabled: bool = True,
+                 clock: Callable[[], float] = time.time, lock_timeout: float = 30.0) -> None:
+        self.home = home
+        self.folder = memories_dir(home)
+        self.archive = Archive(self.folder)
+        self.limits = {"memory": memory_char_limit, "user": user_char_limit}
+        self.enabled = {"memory": memory_enabled, "user": user_profile_enabled}
+        self.clock = clock
+        self.lock_timeout = lock_timeout
+        self._listeners: list[Listener] = []
+
+    @classmethod
+    def from_settings(cls, home: Path, settings: Any, **kwargs: Any) -> MemoryStore:
+        """Build from a ``memhost.config.MemorySettings``."""
+        return cls(home, memory_char_limit=settings.memory_char_limit,
+                   user_char_limit=settings.user_char_limit,
+                   memory_enabled=settings.memory_enabled,
+                   user_profile_enabled=settings.user_profile_enabled, **kwargs)
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def path(self, target: str) -> Path:
+        if target not in FILENAMES:
+            raise ValueError(f"unknown memory target {target!r}; use 'memory' or 'user'")
+        return self.folder / FILENAMES[target]
+
+    def read_raw(self, target: str) -> str:
+        """The file's text; ``""`` when absent; :class:`Unreadable` when present but unreadable."""
+        path = self.path(target)
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            return ""
+        except OSError as exc:
+            raise Unreadable(f"{exc.strerror or exc}") from None
+        try:
+            return data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise Unreadable(f"it is not valid UTF-8 (byte {exc.start})") from None
+
+    def entries(self, target: str) -> list[str]:
+        return parse(self.read_raw(target))
+
+    def usage(self, target: str, entries: list[str] | None = None) -> str:
+        entries = self.entries(target) if entries is None else entries
+        return usage_text(joined_length(entries), self.limits[target])
+
+    def snapshot(self) -> Snapshot:
+        """Render both enabled stores as they are now (unreadable files render as empty)."""
+        blocks: dict[str, str] = {}
+        for target in TARGETS:
+            if not self.enabled[target]:
+                continue
+            try:
+                entries = self.entries(target)
+            except Unreadable as exc:
+                log.warning("%s could not be read (%s); it is left out of this session's prompt",
+                            self.path(target), exc)
+                continue
+            used, limit = joined_length(entries), self.limits[target]
+            if used > limit:
+                log.warning("%s is over its budget (%s/%s chars); entries stay loaded, but new "
+                            "additions are refused until it is back under the limit",
+                            self.path(target), f"{used:,}", f"{limit:,}")
+            blocks[target] = render_block(target, entries, limit, FILENAMES[target])
+        return Snapshot(**blocks)
+
+    def metadata(self, target: str) -> list[tuple[str, dict[str, Any]]]:
+        """Each entry with its sidecar metadata (empty for entries added by hand)."""
+        meta = entrymeta.load(self.path(target))
+        return [(entry, entrymeta.for_entry(meta, entry)) for entry in self.entries(target)]
+
+    def subscribe(self, listener: Listener) -> None:
+        """Call ``listener(changes, origin, session_id)`` after every committed write."""
+        self._listeners.append(listener)
+
+    # -- operations ----------------------------------------------------------------------------
+
+    def add(self, target: str, content: str, *, origin: str = "foreground",
+            session_id: str = "") -> Outcome:
+        try:
+            entry = self._clean_content(content, "Content")
+        except _OpError as exc:
+            return exc.outcome
+
+        def op(entries: list[str]) -> tuple[list[str], str, dict[str, Any], list[Change]]:
+            if entry in entries:
+                return entries, "That entry is already saved; nothing was added.", {}, []
+            after = [*entries, entry]
+            self._check_budget(target, entries, after, (
+                f"Adding this entry ({len(entry):,} chars) would exceed the budget. Make room in "
+                "this same turn: merge overlapping entries with 'replace' or drop stale ones with "
+                "'remove' (see current_entries), ideally as one 'operations' batch that also "
+                "holds this add."))
+            return after, "Entry added.", {}, [Change("add", target, entry)]
+
+        return self._mutate(target, op, check_drift=False, origin=origin, session_id=session_id)
+
+    def replace(self, target: str, old_text: str, content: str, *, matched_entry: str | None = None,
+                origin: str = "foreground", session_id: str = "") -> Outcome:
+        try:
+            old = self._clean_old_text(old_text)
+            entry = self._clean_content(content, "New content",
+                                        empty_hint=" Use 'remove' to delete an entry.")
+        except _OpError as exc:
+            return exc.outcome
+
+        def op(entries: list[str]) -> tuple[list[str], str, dict[str, Any], list[Change]]:
+            index = self._locate(target, entries, old, "replace", matched_entry)
+            previous = entries[index]
+            after = [e for e in entries if e != entry] if entry != previous else list(entries)
+            after = [entry if e == previous else e for e in after]
+            self._check_budget(target, entries, after, (
+                "This replacement would exceed the budget. Shorten the new text, or remove other "
+                "stale entries in the same 'operations' batch (see current_entries)."))
+            return after, "Entry replaced.", {"replaced_entry": previous}, [
+                Change("replace", target, entry, previous)]
+
+        return self._mutate(target, op, origin=origin, session_id=session_id)
+
+    def remove(self, target: str, old_text: str, *, matched_entry: str | None = None,
+               origin: str = "foreground", session_id: str = "") -> Outcome:
+        try:
+            old = self._clean_old_text(old_text)
+        except _OpError as exc:
+            return exc.outcome
+
+        def op(entries: list[str]) -> tuple[list[str], str, dict[str, Any], list[Change]]:
+            index = self._locate(target, entries, old, "remove", matched_entry)
+            previous = entries[index]
+            after = entries[:index] + entries[index + 1:]
+            return after, "Entry removed.", {"removed_entry": previous}, [
+                Change("remove", target, "", previous)]
+
+        return self._mutate(target, op, origin=origin, session_id=session_id)
+
+    def apply_batch(self, target: str, operations: Sequence[Any], *, origin: str = "foreground",
+                    session_id: str = "") -> Outcome:
+        """All or nothing; the budget is checked against the final state only."""
+        if not operations:
+            return _fail("The operations list is empty; nothing to apply.")
+        prepared: list[tuple[str, str, str, str | None]] = []
+        for number, raw_op in enumerate(operations, 1):
+            try:
+                prepared.append(self._prepare_op(number, raw_op))
+            except _OpError as exc:
+                return exc.outcome
+
+        def op(entries: list[str]) -> tuple[list[str], str, dict[str, Any], list[Change]]:
+            work = list(entries)
+            replaced: dict[str, str] = {}
+            removed: dict[str, str] = {}
+            changes: list[Change] = []
+            for number, (action, content, old, matched) in enumerate(prepared, 1):
+                where = f"Operation {number} ({action})"
+                if action == "add":
+                    if content not in work:
+                        work.append(content)
+                        changes.append(Change("add", target, content))
+                    continue
+                index = self._locate(target, work, old, action, matched, where=where, batch=True)
+                previous = work[index]
+                if action == "remove":
+                    del work[index]
+                    removed[str(number)] = previous
+                    changes.append(Change("remove", target, "", previous))
+                else:
+                    work = [e for e in work if e != content or e == previous]
+                    work = [content if e == previous else e for e in work]
+                    replaced[str(number)] = previous
+                    changes.append(Change("replace", target, content, previous))
+            if entries and not work:
+                raise _OpError(
+                    f"Refusing to empty {FILENAMES[target]}: this batch would remove every entry. "
+                    "Keep at least one entry (merge overlapping ones into a shorter entry instead). "
+                    "To delete the last entry on purpose, use a single 'remove'." + _NOTHING_APPLIED,
+                    usage=self.short_usage(target, entries))
+            self._check_budget(target, entries, work, (
+                f"After all {len(prepared)} operations the store would be over its budget. Remove "
+                "or shorten more entries in the same batch, then retry."), batch=True)
+            extra: dict[str, Any] = {}
+            if replaced:
+                extra["replaced_entries"] = replaced
+            if removed:
+                extra["removed_entries"] = removed
+            return work, f"Applied {len(prepared)} operation(s).", extra, changes
+
+        return self._mutate(target, op, origin=origin, session_id=session_id)
+
+    def resolve(self, target: str, old_text: str, action: str = "replace") -> Outcome:
+        """Find the entry ``old_text`` designates without changing anything (for staging)."""
+        try:
+            old = self._clean_old_text(old_text)
+            entries = self.entries(target)
+            return Outcome({"success": True, "matched_entry": entries[
+                self._locate(target, entries, old, action, None)]})
+        except _OpError as exc:
+            return exc.outcome
+        except Unreadable as exc:
+            return self._unreadable(target, exc)
+
+    def restore(self, archive_id: str, *, origin: str = "restore", session_id: str = "") -> Outcome:
+        """Put an archived entry back into the store it came from."""
+        record = self.archive.get(archive_id)
+        if record is None:
+            return _fail(f"No archived entry has the id '{archive_id}'. "
+                         "List them with `memhost memory history`.")
+        outcome = self.add(record.target, record.text, origin=origin, session_id=session_id)
+        if outcome.ok:
+            outcome.response["restored_id"] = archive_id
+        return outcome
+
+    def update_metadata(self, target: str, entry: str, **fields: Any) -> None:
+        """Set sidecar fields (``pinned``, ``confirmed``, ``review_after``…) of one entry."""
+        path = self.path(target)
+        with locked(path, self.lock_timeout):
+            entries = self.entries(target)
+            if entry not in entries:
+                raise ValueError("that entry is no longer in the store")
+            meta = entrymeta.load(path)
+            record = meta.setdefault(entrymeta.entry_key(entry), {})
+            for key, value in fields.items():
+                if value is None:
+                    record.pop(key, None)
+                else:
+                    record[key] = value
+            entrymeta.save(path, entries, meta)
+
+    # -- machinery -----------------------------------------------------------------------------
+
+    def _mutate(self, target: str, op: Callable[[list[str]], tuple[list[str], str, dict[str, Any], list[Change]]],
+                *, check_drift: bool = True, origin: str, session_id: str) -> Outcome:
+        path = self.path(target)
+        ensure_private_dir(self.folder)
+        try:
+            with locked(path, self.lock_timeout):
+                try:
+                    raw = self.read_raw(target)
+                except Unreadable as exc:
+                    return self._unreadable(target, exc)
+                if check_drift and (reason := drift_reason(raw, self.limits[target])):
+                    return self._drift(target, raw, reason)
+                entries = parse(raw)
+                try:
+                    after, message, extra, changes = op(entries)
+                except _OpError as exc:
+                    return exc.outcome
+                if changes:
+                    self._commit(target, entries, after, changes, origin, session_id)
+        except Timeout:
+            return _fail(f"{FILENAMES[target]} is locked by another process (waited "
+                         f"{self.lock_timeout:g}s). Nothing was changed; try again shortly.")
+        response = {
+            "success": True, "done": True, "target": target,
+            "usage": usage_text(joined_length(after), self.limits[target]),
+            "entry_count": len(after), "message": message, **extra, "note": SAVED_NOTE,
+        }
+        if changes:
+            for listener in self._listeners:
+                try:
+                    listener(changes, origin, session_id)
+                except Exception:  # a listener must never undo or hide a committed write
+                    log.exception("memory write listener failed")
+        return Outcome(response, changes)
+
+    def _commit(self, target: str, before: list[str], after: list[str], changes: list[Change],
+                origin: str, session_id: str) -> None:
+        now = self.clock()
+        archived = [ArchivedEntry(new_id(), now, target, c.action, c.previous, session_id, origin)
+                    for c in changes if c.previous is not None]
+        # The archive is written (and fsynced) first: a crash between the two writes leaves an
+        # entry in both places, never in neither.
+        self.archive.append(archived)
+        path = self.path(target)
+        atomic_write_text(path, serialize(after))
+        meta = entrymeta.load(path)
+        for change in changes:
+            if change.action == "remove":
+                continue
+            old = meta.get(entrymeta.entry_key(change.previous), {}) if change.previous else {}
+            record = {**old, "updated": now, "origin": origin, "session": session_id}
+            record.setdefault("created", now)
+            meta[entrymeta.entry_key(change.content)] = record
+        try:
+            entrymeta.save(path, after, meta)
+        except OSError as exc:  # metadata is optional; the entries are already safe
+            log.warning("could not update %s: %s", entrymeta.meta_path(path), exc)
+
+    def _prepare_op(self, number: int, raw_op: Any) -> tuple[str, str, str, str | None]:
+        op = raw_op if isinstance(raw_op, dict) else {}
+        action = op.get("action")
+        where = f"Operation {number} ({action or 'unknown'})"
+        content = op.get("content")
+        if content is None:
+            content = op.get("new_text")
+        if action not in ("add", "replace", "remove"):
+            raise _OpError(f"{where}: unknown action; use add, replace or remove." + _NOTHING_APPLIED)
+        entry = ""
+        if action in ("add", "replace"):
+            if not isinstance(content, str) or not content.strip():
+                hint = " (use action 'remove' to delete)" if action == "replace" else ""
+                raise _OpError(f"{where}: content is required{hint}." + _NOTHING_APPLIED)
+            try:
+                entry = self._clean_content(content, "Content")
+            except _OpError as exc:
+                raise _OpError(f"{where}: {exc.outcome.response['error']}", counts=False) from None
+        old = ""
+        if action in ("replace", "remove"):
+            old_text = op.get("old_text")
+            if not isinstance(old_text, str) or not old_text.strip():
+                raise _OpError(f"{where}: old_text is required." + _NOTHING_APPLIED)
+            old = normalise(old_text).strip()
+        matched = op.get("matched_entry")
+        return action, entry, old, matched if isinstance(matched, str) else None
+
+    def _clean_content(self, content: Any, label: str, empty_hint: str = "") -> str:
+        if not isinstance(content, str) or not content.strip():
+            raise _OpError(f"{label} cannot be empty.{empty_hint}", counts=False)
+        try:
+            entry = canonical_entry(content)
+        except ValueError as exc:
+            raise _OpError(f"{label} is not a valid entry: {exc}.", counts=False) from None
+        finding = threats.first_finding(entry, "strict")
+        if finding is not None:
+            raise _OpError(finding.message, counts=False, blocked_pattern=finding.id)
+        return entry
+
+    @staticmethod
+    def _clean_old_text(old_text: Any) -> str:
+        if not isinstance(old_text, str) or not old_text.strip():
+            raise _OpError("old_text cannot be empty.", counts=False)
+        return normalise(old_text).strip()
+
+    def _locate(self, target: str, entries: list[str], old: str, action: str,
+                matched_entry: str | None, *, where: str = "", batch: bool = False) -> int:
+        prefix = f"{where}: " if where else ""
+        tail = _NOTHING_APPLIED if batch else ""
+        if matched_entry is not None:
+            # A staged write applies to exactly the entry a person reviewed, or not at all.
+            if matched_entry in entries:
+                return entries.index(matched_entry)
+            raise _OpError(
+                f"{prefix}the entry changed since this write was staged, so it was not applied: "
+                f"{matched_entry[:80]!r} is no longer in memory as reviewed. Reject the pending "
+                "write, or stage it again against the current entry." + tail, counts=False)
+        exact = [i for i, e in enumerate(entries) if e == old]
+        if exact:
+            return exact[0]
+        hits = [i for i, e in enumerate(entries) if old in e]
+        if not hits:
+            extra = {} if batch else {"current_entries": self.shown_entries(target, entries)}
+            raise _OpError(
+                f"{prefix}no entry matched {old!r}. Check current_entries and retry with a short, "
+                f"exact part of the entry to {action}." + tail,
+                usage=self.short_usage(target, entries), **extra)
+        if len({entries[i] for i in hits}) > 1:
+            previews = [p[:80] + ("..." if len(p) > 80 else "")
+                        for p in self.shown_entries(target, [entries[i] for i in hits])]
+            raise _OpError(f"{prefix}{old!r} matched {len(hits)} different entries; use a longer, "
+                           "unique part of the one you mean." + tail, counts=batch, matches=previews)
+        return hits[0]
+
+    def _check_budget(self, target: str, before: list[str], after: list[str], advice: str,
+                      *, batch: bool = False) -> None:
+        limit, used, new = self.limits[target], joined_length(before), joined_length(after)
+        # A store already over budget (its limit was lowered) may still shrink.
+        if new <= limit or new <= used:
+            return
+        extra = {} if batch else {"current_entries": self.shown_entries(target, before)}
+        raise _OpError(f"{FILENAMES[target]} would be at {new:,}/{limit:,} chars (now {used:,}). "
+                       + advice + (_NOTHING_APPLIED if batch else ""),
+                       usage=self.short_usage(target, before), **extra)
+
+    def short_usage(self, target: str, entries: list[str]) -> str:
+        return f"{joined_length(entries):,}/{self.limits[target]:,}"
+
+    def shown_entries(self, target: str, entries: list[str]) -> list[str]:
+        return display_entries(entries, FILENAMES[target])
+
+    def _unreadable(self, target: str, exc: Unreadable) -> Outcome:
+        return _fail(
+            f"Refusing to write {FILENAMES[target]}: the file exists but could not be read ({exc}). "
+            "Saving now would replace memory that could not be read, so nothing was changed. "
+            f"Check the file at {self.path(target)} (permissions, encoding) and retry.")
+
+    def _drift(self, target: str, raw: str, reason: str) -> Outcome:
+        path = self.path(target)
+        backup = path.with_name(f"{path.name}.bak.{int(self.clock())}")
+        counter = 1
+        while backup.exists():
+            backup = path.with_name(f"{path.name}.bak.{int(self.clock())}.{counter}")
+            counter += 1
+        try:
+            atomic_write_text(backup, raw)
+            shown = str(backup)
+        except OSError as exc:
+            shown = f"{backup} (backup failed: {exc}; the file is unchanged on disk)"
+        return _fail(
+            f"Refusing to change {FILENAMES[target]}: its content would not survive a rewrite "
+            f"safely ({reason}). It was probably edited by hand or appended to by another tool. "
+            f"A copy was saved to {shown}. Nothing was changed.",
+            drift_backup=shown,
+            remediation=(
+                f"Open {path} and make it a clean list of entries separated by lines holding only "
+                "'§'; move long unstructured text out of it (or split it into short entries with "
+                "the memory tool's 'add'). Then retry. `memhost doctor` reports when the file is "
+                "clean again."))
+
+
+_NOTHING_APPLIED = " Nothing in the batch was applied (a batch is all or nothing)."

@@ -1,0 +1,99 @@
+"""The memhost hook specification: the whole lifecycle of a memory provider.
+
+A provider implements any subset of these hooks, and may accept fewer arguments than a hook
+names. The manager calls each provider's hooks itself (builtin first), one provider at a time,
+with every call isolated: an exception is logged and counted, never allowed to break the turn.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pluggy
+
+hookspec = pluggy.HookspecMarker("memhost")
+
+Message = dict[str, Any]
+
+
+@hookspec
+def check_available(config: dict[str, Any]) -> str | None:
+    """Before ``initialize``, on the host's thread; must not touch the network.
+    Return ``None`` when usable, else a reason a person can act on."""
+
+
+@hookspec
+def initialize(session_id: str, home: Path, config: dict[str, Any], context: str) -> None:
+    """Once per session, on the host's thread. ``context`` is ``primary``, ``subagent``,
+    ``cron`` or ``review``; only ``primary`` sessions should write."""
+
+
+@hookspec
+def prompt_fragment(session_id: str) -> str | None:
+    """When the system prompt is built (once per session), on the host's thread. Static text."""
+
+
+@hookspec
+def tool_schemas() -> list[dict[str, Any]]:
+    """At registration, before the manager changes any state. Bare function schemas
+    ``{"name", "description", "parameters"}``."""
+
+
+@hookspec
+def handle_tool_call(tool_name: str, arguments: dict[str, Any], session_id: str) -> str:
+    """When the model calls one of this provider's tools, on the host's thread. Returns a
+    JSON string."""
+
+
+@hookspec
+def prefetch(query: str, session_id: str) -> str | None:
+    """Before each turn, on a worker thread, joined for at most ``memory.prefetch_timeout``.
+    Return raw recalled text (the manager fences it) or ``None``; return fast."""
+
+
+@hookspec
+def queue_prefetch(query: str, session_id: str) -> None:
+    """After a turn, on the background worker, to warm the next ``prefetch``. May block."""
+
+
+@hookspec
+def sync_turn(user_content: str, assistant_content: str, session_id: str,
+              messages: list[Message]) -> None:
+    """After each completed, uninterrupted turn, on the background worker, in turn order.
+    May block; raise ``memhost.RetryableError`` for a passing failure."""
+
+
+@hookspec
+def session_end(session_id: str, messages: list[Message]) -> None:
+    """At a real session boundary, on the background worker. May block."""
+
+
+@hookspec
+def rotate(old_session_id: str, new_session_id: str, reason: str) -> None:
+    """The session id changed without teardown (``new``, ``resume``, ``branch``, ``compress``,
+    ``rewind``), on the background worker, after any ``session_end`` of the old id."""
+
+
+@hookspec
+def pre_compress(session_id: str, messages: list[Message]) -> str | None:
+    """Before the host compresses its context, on the host's thread. Return text the summary
+    must keep, or ``None``."""
+
+
+@hookspec
+def on_builtin_write(action: str, target: str, content: str, previous_content: str | None,
+                     session_id: str, origin: str) -> None:
+    """After a builtin memory write committed (external providers only; never for staged or
+    failed writes), on the background worker."""
+
+
+@hookspec
+def on_subtask(task: str, result: str, child_session_id: str, session_id: str) -> None:
+    """On the parent, when a subagent finished, on the background worker."""
+
+
+@hookspec
+def shutdown() -> dict[str, int] | None:
+    """Once, after background work drained, in reverse registration order. May return counts
+    of work the provider itself abandoned, e.g. ``{"abandoned_writes": 2}``."""

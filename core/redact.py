@@ -1,0 +1,104 @@
+"""Egress redaction: secrets never leave memhost for a provider.
+
+Everything handed to a provider (turn text, tool output, transcripts, mirror payloads, nested in
+dicts and lists) goes through :func:`redact`. A value masked anywhere in one hand-off is masked
+everywhere in it, so a key first seen in a tool result is also caught where the model later
+repeats it bare. The caller's objects are never mutated; unchanged values come back as the same
+objects.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any, TypeVar
+
+MASK = "[redacted]"
+
+T = TypeVar("T")
+
+# Each pattern's "secret" group is what gets masked; the rest (a key name, "Bearer ") stays so
+# the text still reads sensibly.
+SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (name, re.compile(rx, flags))
+    for name, rx, flags in [
+        ("pem_block", r"(?P<secret>-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?-----END [A-Z0-9 ]*PRIVATE KEY-----)", re.S),
+        ("openai_key", r"(?P<secret>\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,})", 0),
+        ("github_token", r"(?P<secret>\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}))", 0),
+        ("aws_access_key", r"(?P<secret>\b(?:AKIA|ASIA)[0-9A-Z]{16}\b)", 0),
+        ("slack_token", r"(?P<secret>\bxox[abposr]-[A-Za-z0-9-]{10,})", 0),
+        ("google_api_key", r"(?P<secret>\bAIza[0-9A-Za-z_-]{35})", 0),
+        ("gitlab_token", r"(?P<secret>\bglpat-[A-Za-z0-9_-]{20,})", 0),
+        ("huggingface_token", r"(?P<secret>\bhf_[A-Za-z0-9]{30,})", 0),
+        ("jwt", r"(?P<secret>\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})", 0),
+        ("bearer", r"\bBearer\s+(?P<secret>[A-Za-z0-9._~+/=-]{12,})", re.I),
+        ("url_password", r"\b[a-z][a-z0-9+.-]*://[^\s:/@]+:(?P<secret>[^\s@/]{4,})@", re.I),
+        ("assignment",
+         r"\b(?:password|passwd|pwd|passphrase|secret|token|api[_-]?key|access[_-]?key|"
+         r"secret[_-]?key|client[_-]?secret|auth)\w*[\"']?\s*[:=]\s*[\"']?"
+         r"(?!(?:Bearer|Basic|Token)\b)(?P<secret>[^\s\"',;]{6,})", re.I),
+    ]
+)
+
+
+def find_secrets(text: str) -> set[str]:
+    """The secret values in ``text``, as they appear."""
+    found: set[str] = set()
+    for _, pattern in SECRET_PATTERNS:
+        for match in pattern.finditer(text):
+            secret = match.group("secret")
+            if secret and secret != MASK:
+                found.add(secret)
+    return found
+
+
+def _strings(value: Any) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _strings(key)
+            yield from _strings(item)
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        for item in value:
+            yield from _strings(item)
+
+
+def _mask_text(text: str, secrets: list[str]) -> str:
+    for secret in secrets:
+        if secret in text:
+            text = text.replace(secret, MASK)
+    return text
+
+
+def _rebuild(value: Any, secrets: list[str]) -> Any:
+    if isinstance(value, str):
+        return _mask_text(value, secrets)
+    if isinstance(value, dict):
+        pairs = [(_rebuild(k, secrets), _rebuild(v, secrets)) for k, v in value.items()]
+        if all(nk is k and nv is v for (nk, nv), (k, v) in zip(pairs, value.items(), strict=True)):
+            return value
+        return dict(pairs)
+    if isinstance(value, (list, tuple)):
+        items = [_rebuild(item, secrets) for item in value]
+        if all(new is old for new, old in zip(items, value, strict=True)):
+            return value
+        return type(value)(items) if isinstance(value, tuple) else items
+    return value
+
+
+def redact(value: T) -> T:
+    """Mask every secret in ``value`` (a string or any nesting of dicts, lists and tuples)."""
+    secrets: set[str] = set()
+    for text in _strings(value):
+        secrets |= find_secrets(text)
+    if not secrets:
+        return value
+    # Longest first, so a secret that contains a shorter one is masked whole.
+    ordered = sorted((s for s in secrets if len(s) >= 4), key=len, reverse=True)
+    return _rebuild(value, ordered)
+
+
+def redact_many(*values: Any) -> tuple[Any, ...]:
+    """Redact several values as one hand-off: a secret found in one is masked in all."""
+    return tuple(redact(list(values)))
