@@ -1,0 +1,5 @@
+import sys
+
+from memhost.cli import main
+
+sys.exit(main())

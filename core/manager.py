@@ -1,0 +1,506 @@
+"""The host's one object: :class:`MemoryManager`.
+
+It registers the builtin provider first and at most one external provider, then drives them
+through a session: the system prompt, tools, per-turn recall, background writes, session
+boundaries and shutdown. Every provider call is isolated (see :mod:`memhost.providers`); every
+payload handed to an external provider is redacted first (see :mod:`memhost.redact`).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memhost.builtin_providers.provider import NAME as BUILTIN
+from memhost.builtin_providers.provider import BuiltinProvider
+from memhost.builtin_providers.store import Change, MemoryStore
+from memhost.config import Config, load_config, validate
+from memhost.errors import ProviderError
+from memhost.fencing import build_context_block
+from memhost.home import config_path, memhost_home
+from memhost.outbox import Journal, Outbox, Record
+from memhost.providers import FAILED, Provider, ProviderSet
+from memhost.redact import redact, redact_many
+from memhost.toolschemas import RESERVED_TOOL_NAMES, SchemaProblem, normalise_tool_schema
+from memhost.turns import NudgeCounter, count_user_turns, flatten_content, is_trivial
+from memhost.worker import BackgroundWorker, ShutdownReport, Task
+
+log = logging.getLogger("memhost")
+
+SESSION_CONTEXTS = ("primary", "subagent", "cron", "review")
+ROTATE_REASONS = ("new", "resume", "branch", "compress", "rewind")
+#: ``memory.provider`` values that mean "the builtin memory only".
+BUILTIN_ONLY = frozenset({"", "builtin", "none"})
+PROVIDER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+
+ConfirmCallback = Callable[[str, str], bool]
+
+
+@dataclass(frozen=True)
+class Turn:
+    """What :meth:`MemoryManager.begin_turn` prepared for one user turn."""
+
+    number: int
+    #: The fenced recall block to append to the user's message ("" when nothing was recalled).
+    context: str
+    #: True when the background review is due after this turn's reply.
+    review_due: bool
+    #: How recall went: ok, empty, no-provider, skipped-trivial, skipped-stuck, timed-out, failed.
+    recall: str
+
+
+class MemoryManager:
+    """Builtin memory first, then at most one external provider, driven through one session."""
+
+    def __init__(self, home: Path, config: Config | None = None, *,
+                 reserved_tools: tuple[str, ...] = ()) -> None:
+        self.home = home
+        self.config = config if config is not None else load_config(home)
+        settings = self.config.memory
+        self.store = MemoryStore.from_settings(home, settings)
+        self.session_id = ""
+        self.context = "primary"
+        self.confirm_callback: ConfirmCallback | None = None
+        self.reviewer: Any = None  # set by hosts that run the background review
+        self.problems: list[dict[str, str]] = []
+
+        self._providers = ProviderSet()
+        self._reserved = RESERVED_TOOL_NAMES | set(settings.reserved_tools) | set(reserved_tools)
+        self._tools: dict[str, Provider] = {}
+        self._schemas: list[dict[str, Any]] = []
+        self._external: Provider | None = None
+        self._worker = BackgroundWorker()
+        self._journal: Journal | None = None
+        self._replaying: list[Journal] = []
+        self._outbox: Outbox | None = None
+        self._prefetch_pool: ThreadPoolExecutor | None = None
+        self._prefetch_call: Future[Any] | None = None
+        self._prefetch_stats = {"timeouts": 0, "skipped_while_stuck": 0, "late_results_dropped": 0}
+        self._turns = 0
+        self._nudge = NudgeCounter(settings.nudge_interval)
+        self._review_due = False
+        self._system_prompt: str | None = None
+        self._shutdown_report: ShutdownReport | None = None
+        self._shutdown_lock = threading.Lock()
+
+        self.builtin = BuiltinProvider(self.store)
+        self._add(self.builtin, BUILTIN)
+        self.store.subscribe(self._mirror)
+
+    @classmethod
+    def from_home(cls, home: str | Path | None = None, **overrides: Any) -> MemoryManager:
+        """Read ``<home>/config.toml`` (``overrides`` replace ``[memory]`` keys), register the
+        builtin provider and the configured external one. A configured provider that cannot be
+        used is reported (WARNING, :meth:`status`, ``memhost doctor``), never silently skipped."""
+        resolved = memhost_home(home)
+        config = load_config(resolved)
+        if overrides:
+            data = config.model_dump()
+            data["memory"].update(overrides)
+            config = validate(data, config_path(resolved))
+        manager = cls(resolved, config)
+        manager._activate_configured()
+        return manager
+
+    # -- providers -------------------------------------------------------------------------------
+
+    def register_provider(self, provider: Any, *, name: str) -> bool:
+        """Register an external provider object the host built itself.
+
+        Returns ``False`` (with a warning) when another external provider is already active or
+        this one reports itself unavailable; raises :class:`ProviderError` when it does not
+        match the hook spec.
+        """
+        if name == BUILTIN or not PROVIDER_NAME.match(name):
+            raise ProviderError(f"{name!r} cannot name an external provider; use letters, digits, "
+                                "'_' and '-' (and not 'builtin')")
+        if self._external is not None:
+            message = (f"refused: external provider {self._external.name!r} is already active and "
+                       "only one external provider runs at a time; choose which one with "
+                       f"memory.provider in {config_path(self.home)}")
+            log.warning("memory provider %r %s", name, message)
+            self._problem(name, message)
+            return False
+        return self._add(provider, name) is not None
+
+    def _activate_configured(self) -> None:
+        name = self.config.memory.provider.strip()
+        if name.lower() in BUILTIN_ONLY:
+            return
+        from memhost import discovery
+
+        try:
+            plugin = discovery.load_provider(name, self.home)
+            self.register_provider(plugin, name=name)
+        except ProviderError as exc:
+            self._problem(name, str(exc))
+            log.warning("configured memory provider %r is not active: %s. Only the builtin memory "
+                        "is active; run `memhost doctor` for details.", name, exc)
+
+    def _add(self, plugin: Any, name: str) -> Provider | None:
+        provider = self._providers.register(plugin, name)
+        external = name != BUILTIN
+        if external:
+            reason = self._providers.call(provider, "check_available", config=self._provider_config(name))
+            if reason is FAILED or reason:
+                why = provider.last_error if reason is FAILED else reason
+                self._providers.unregister(name)
+                self._problem(name, f"unavailable: {why}")
+                log.warning("memory provider %r is unavailable: %s. Only the builtin memory is "
+                            "active.", name, why)
+                return None
+        # Read the schemas before changing any manager state: a provider whose schema hook
+        # raises must not leave half a registration behind.
+        schemas = self._providers.call(provider, "tool_schemas")
+        self._route_tools(provider, list(schemas) if schemas else [])
+        if external:
+            self._external = provider
+            self._outbox = Outbox(self.home, name)
+            self._journal = self._outbox.open_journal()
+            self._replay_orphans()
+            if self.session_id:
+                self._initialize(provider)
+        log.info("memory provider %r registered (%d tools)", name,
+                 sum(1 for p in self._tools.values() if p is provider))
+        return provider
+
+    def _route_tools(self, provider: Provider, schemas: list[Any]) -> None:
+        for raw in schemas:
+            try:
+                schema = normalise_tool_schema(raw)
+            except SchemaProblem as exc:
+                self._reject_tool(provider, f"tool schema dropped: {exc}")
+                continue
+            name = schema["name"]
+            if not provider.is_builtin and name in self._reserved:
+                self._reject_tool(provider, f"tool {name!r} ignored: it is a reserved core tool "
+                                            "name and core tools always win; rename the tool")
+            elif name in self._tools:
+                self._reject_tool(provider, f"tool {name!r} ignored: already provided by "
+                                            f"{self._tools[name].name!r} (the first one wins)")
+            else:
+                self._tools[name] = provider
+                self._schemas.append(schema)
+
+    def _reject_tool(self, provider: Provider, message: str) -> None:
+        log.warning("memory provider %r: %s", provider.name, message)
+        self._problem(provider.name, message)
+
+    def _problem(self, provider: str, message: str) -> None:
+        self.problems.append({"provider": provider, "problem": message})
+
+    def _provider_config(self, name: str) -> dict[str, Any]:
+        return copy.deepcopy(self.config.providers.get(name, {}))
+
+    # -- session ---------------------------------------------------------------------------------
+
+    def start_session(self, session_id: str, *, context: str = "primary",
+                      history: list[dict[str, Any]] | None = None) -> None:
+        """Initialise every provider for ``session_id``; ``history`` resumes the nudge cadence."""
+        if context not in SESSION_CONTEXTS:
+            raise ValueError(f"context must be one of {', '.join(SESSION_CONTEXTS)}, not {context!r}")
+        self.session_id, self.context = session_id, context
+        self._system_prompt = None
+        self._turns = count_user_turns(history)
+        self._nudge.resume(self._turns)
+        for provider in self._providers:
+            self._initialize(provider)
+
+    def _initialize(self, provider: Provider) -> None:
+        self._providers.call(provider, "initialize", session_id=self.session_id, home=self.home,
+                             config=self._provider_config(provider.name), context=self.context)
+
+    def system_prompt(self) -> str:
+        """The memory part of the system prompt, built once per session and then reused as is."""
+        if self._system_prompt is None:
+            parts = [self._providers.call(p, "prompt_fragment", session_id=self.session_id)
+                     for p in self._providers]
+            self._system_prompt = "\n\n".join(p.strip() for p in parts if p and p.strip())
+        return self._system_prompt
+
+    def tool_schemas(self) -> list[dict[str, Any]]:
+        return copy.deepcopy(self._schemas)
+
+    def call_tool(self, name: str, arguments: dict[str, Any] | str | None) -> str:
+        """Run a memory tool the model called; always answers with a JSON string."""
+        provider = self._tools.get(name)
+        if provider is None:
+            return _json_error(f"No memory tool is named {name!r}. Available: "
+                               f"{', '.join(sorted(self._tools)) or 'none'}.")
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments) if arguments.strip() else {}
+            except ValueError as exc:
+                return _json_error(f"The arguments for {name!r} are not valid JSON ({exc}).")
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict):
+            return _json_error(f"The arguments for {name!r} must be a JSON object.")
+        if not provider.is_builtin:
+            arguments = redact(arguments)
+        result = self._providers.call(provider, "handle_tool_call", tool_name=name,
+                                      arguments=arguments, session_id=self.session_id)
+        if result is FAILED or result is None:
+            return _json_error(f"Tool {name!r} failed: {provider.last_error or 'no answer'}")
+        return result
+
+    # -- turns -----------------------------------------------------------------------------------
+
+    def begin_turn(self, user_message: Any) -> Turn:
+        """Start a user turn: reset per-turn state, tick the review nudge, recall."""
+        self._turns += 1
+        self.builtin.tool.reset_turn()
+        if self.reviewer is not None:
+            self.reviewer.cancel()
+        self._review_due = bool(self.builtin.tool.enabled_targets()) and self._nudge.tick()
+        query = flatten_content(user_message)
+        if self._external is None:
+            recall, raw = "no-provider", ""
+        elif is_trivial(query):
+            recall, raw = "skipped-trivial", ""
+        else:
+            recall, raw = self._prefetch(self._external, query)
+        return Turn(self._turns, build_context_block(raw) if raw else "", self._review_due, recall)
+
+    def _prefetch(self, provider: Provider, query: str) -> tuple[str, str]:
+        stats = self._prefetch_stats
+        pending = self._prefetch_call
+        if pending is not None and not pending.done():
+            stats["skipped_while_stuck"] += 1
+            if stats["skipped_while_stuck"] % 10 == 1:
+                log.warning("memory provider %r: an earlier prefetch is still running; recall is "
+                            "skipped until it returns (%d turns so far)", provider.name,
+                            stats["skipped_while_stuck"])
+            return "skipped-stuck", ""
+        if pending is not None:
+            self._prefetch_call = None
+        if self._shutdown_report is not None:
+            return "failed", ""
+        if self._prefetch_pool is None:
+            self._prefetch_pool = ThreadPoolExecutor(1, thread_name_prefix="memhost-prefetch")
+        future = self._prefetch_pool.submit(self._providers.call, provider, "prefetch",
+                                            query=redact(query), session_id=self.session_id)
+        self._prefetch_call = future
+        timeout = self.config.memory.prefetch_timeout
+        try:
+            value = future.result(timeout=timeout)
+        except FutureTimeout:
+            stats["timeouts"] += 1
+            # Whatever it returns later is dropped: it belongs to this turn, not a later one.
+            future.add_done_callback(lambda _f: stats.__setitem__(
+                "late_results_dropped", stats["late_results_dropped"] + 1))
+            log.warning("memory provider %r: prefetch gave no answer within %.2fs; recall is "
+                        "skipped, and skipped on later turns until that call returns "
+                        "(memory.prefetch_timeout)", provider.name, timeout)
+            return "timed-out", ""
+        self._prefetch_call = None
+        if value is FAILED:
+            return "failed", ""
+        return ("ok", value) if value and value.strip() else ("empty", "")
+
+    def finish_turn(self, user_message: Any, reply: Any, *, interrupted: bool = False,
+                    messages: list[dict[str, Any]] | None = None) -> None:
+        """After the reply was delivered: sync the turn, warm the next recall, and start the
+        background review when due. Nothing happens for an interrupted turn."""
+        due, self._review_due = self._review_due, False
+        user, answer = flatten_content(user_message), flatten_content(reply)
+        if interrupted or not user.strip() or not answer.strip():
+            return
+        if self._external is not None:
+            user_r, answer_r, messages_r = redact_many(user, answer, messages or [])
+            self._submit_write("sync_turn", [("sync_turn", {
+                "user_content": user_r, "assistant_content": answer_r,
+                "session_id": self.session_id, "messages": messages_r})])
+            if not is_trivial(user):
+                provider = self._external
+                self._worker.submit(Task("prefetch", "queue_prefetch", lambda: self._providers.call(
+                    provider, "queue_prefetch", query=user_r, session_id=self.session_id)))
+        if due and self.reviewer is not None:
+            history = messages or [{"role": "user", "content": user},
+                                   {"role": "assistant", "content": answer}]
+            self.reviewer.start(history, session_id=self.session_id)
+
+    def pre_compress(self, messages: list[dict[str, Any]]) -> str:
+        """Before the host compresses its context: text the summary should keep."""
+        parts = []
+        for provider in self._providers:
+            payload = messages if provider.is_builtin else redact(messages)
+            value = self._providers.call(provider, "pre_compress", session_id=self.session_id,
+                                         messages=payload)
+            if value and value is not FAILED and value.strip():
+                parts.append(value.strip())
+        return "\n\n".join(parts)
+
+    def subtask_finished(self, task: str, result: str, child_session_id: str) -> None:
+        task_r, result_r = redact_many(task, result)
+        self._submit_write("on_subtask", [("on_subtask", {
+            "task": task_r, "result": result_r, "child_session_id": child_session_id,
+            "session_id": self.session_id})])
+
+    def rotate(self, new_session_id: str, reason: str, *,
+               messages: list[dict[str, Any]] | None = None) -> None:
+        """The session id changes without teardown. ``new`` (a genuinely new conversation) ends
+        the old session and starts the new one with a fresh snapshot; other reasons only rotate."""
+        if reason not in ROTATE_REASONS:
+            raise ValueError(f"reason must be one of {', '.join(ROTATE_REASONS)}, not {reason!r}")
+        old = self.session_id
+        calls: list[tuple[str, dict[str, Any]]] = []
+        if reason == "new":
+            calls.append(("session_end", {"session_id": old, "messages": redact(messages or [])}))
+        calls.append(("rotate", {"old_session_id": old, "new_session_id": new_session_id,
+                                 "reason": reason}))
+        self._submit_write(f"rotate ({reason})", calls)
+        self.session_id = new_session_id
+        if reason == "new":
+            self._turns = 0
+            self._nudge.resume(0)
+            self._system_prompt = None
+            self._initialize(self._providers.get(BUILTIN))  # type: ignore[arg-type]
+
+    def end_session(self, messages: list[dict[str, Any]] | None = None) -> None:
+        self._submit_write("session_end", [("session_end", {
+            "session_id": self.session_id, "messages": redact(messages or [])})])
+
+    def set_confirm_callback(self, callback: ConfirmCallback | None) -> None:
+        """``callback(summary, detail) -> bool`` answers a write-approval prompt."""
+        self.confirm_callback = callback
+
+    # -- background writes -----------------------------------------------------------------------
+
+    def _mirror(self, changes: list[Change], origin: str, session_id: str) -> None:
+        for change in changes:
+            content, previous = redact_many(change.content, change.previous)
+            self._submit_write("on_builtin_write", [("on_builtin_write", {
+                "action": change.action, "target": change.target, "content": content,
+                "previous_content": previous, "session_id": session_id or self.session_id,
+                "origin": origin})])
+
+    def _submit_write(self, label: str, calls: list[tuple[str, dict[str, Any]]]) -> None:
+        if self._external is None or self._journal is None:
+            return
+        record = self._journal.append(calls)
+        self._queue_record(self._journal, record, label)
+
+    def _queue_record(self, journal: Journal, record: Record, label: str) -> None:
+        provider = self._external
+        assert provider is not None
+        remaining = list(record.calls)
+
+        def deliver() -> None:
+            # A retry resumes at the call that failed: session_end is not repeated for a rotate.
+            while remaining:
+                hook, kwargs = remaining[0]
+                self._providers.call(provider, hook, retryable=True, **kwargs)
+                remaining.pop(0)
+
+        self._worker.submit(Task("write", label, deliver, lambda: journal.ack(record.seq)))
+
+    def _replay_orphans(self) -> None:
+        assert self._outbox is not None
+        for journal in self._outbox.claim_orphans():
+            records = journal.pending()
+            log.info("replaying %d write(s) left in %s", len(records), journal.path)
+            for record in records:
+                self._queue_record(journal, record, f"replay {record.calls[0][0]}")
+            self._replaying.append(journal)
+            self._worker.submit(Task("marker", "close replayed journal", journal.close))
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until every background task queued so far has run; ``False`` on timeout."""
+        return self._worker.flush(timeout)
+
+    # -- shutdown and status ---------------------------------------------------------------------
+
+    def shutdown(self, timeout: float | None = None) -> ShutdownReport:
+        """Drain background work within ``timeout`` (default ``memory.shutdown_timeout``), then
+        shut providers down in reverse order, once. Safe to call more than once."""
+        with self._shutdown_lock:
+            if self._shutdown_report is not None:
+                return self._shutdown_report
+            bound = self.config.memory.shutdown_timeout if timeout is None else timeout
+            started = time.monotonic()
+            deadline = started + bound
+            if self.reviewer is not None:
+                self.reviewer.cancel()
+            writes, prefetches, active = self._worker.drain(deadline)
+            if self._prefetch_pool is not None:
+                self._prefetch_pool.shutdown(wait=False, cancel_futures=True)
+            finished = threading.Event()
+            reports: dict[str, dict[str, Any]] = {}
+            shut_down: list[str] = []
+
+            def finalize() -> None:
+                # Never shut a provider down while one of its tasks is still running.
+                self._worker.join(None)
+                for provider in reversed(list(self._providers)):
+                    value = self._providers.call(provider, "shutdown")
+                    shut_down.append(provider.name)
+                    if isinstance(value, dict) and value:
+                        reports[provider.name] = value
+                finished.set()
+
+            threading.Thread(target=finalize, name="memhost-shutdown", daemon=True).start()
+            done = finished.wait(max(0.0, deadline - time.monotonic()))
+            for journal in [*self._replaying, *([self._journal] if self._journal else [])]:
+                journal.close()
+            kept = self._outbox.pending_count() if self._outbox else 0
+            lost_by_providers = sum(int(v) for r in reports.values() for k, v in r.items()
+                                    if k.startswith("abandoned") and isinstance(v, int))
+            if not done:
+                status = "timed_out"
+            elif writes or prefetches or active or lost_by_providers:
+                status = "completed_with_loss"
+            else:
+                status = "drained"
+            report = ShutdownReport(status, writes, prefetches, active, kept, tuple(shut_down),
+                                    reports, round(time.monotonic() - started, 3))
+            if status != "drained":
+                log.warning("memory shutdown %s: abandoned %d queued write(s) and %d queued "
+                            "prefetch(es), %d task(s) still running; %d write(s) kept in the "
+                            "outbox for the next start", status, writes, prefetches, active, kept)
+            self._shutdown_report = report
+            return report
+
+    def status(self) -> dict[str, Any]:
+        """A JSON-serialisable picture of the manager, its providers and their faults."""
+        providers = []
+        for provider in self._providers:
+            entry = provider.status()
+            if provider is self._external:
+                stuck = self._prefetch_call is not None and not self._prefetch_call.done()
+                entry["prefetch"] = {"timeout_s": self.config.memory.prefetch_timeout,
+                                     "stuck": stuck, **self._prefetch_stats}
+            providers.append(entry)
+        configured = self.config.memory.provider.strip()
+        return {
+            "home": str(self.home),
+            "session_id": self.session_id,
+            "context": self.context,
+            "turns": self._turns,
+            "configured_provider": configured,
+            "external_provider": self._external.name if self._external else None,
+            "builtin_only": self._external is None,
+            "providers": providers,
+            "tools": {name: p.name for name, p in self._tools.items()},
+            "problems": list(self.problems),
+            "background": self._worker.status(),
+            "outbox_pending": self._outbox.pending_count() if self._outbox else 0,
+            "shutdown": self._shutdown_report.as_dict() if self._shutdown_report else None,
+        }
+
+
+def _json_error(message: str) -> str:
+    return json.dumps({"success": False, "error": message}, ensure_ascii=False)
+
+
+__all__ = ["BUILTIN_ONLY", "MemoryManager", "Turn"]

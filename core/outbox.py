@@ -1,0 +1,144 @@
+"""A durable outbox for provider writes, so none is lost to a shutdown bound or a dead process.
+
+Each manager appends every write it queues for the external provider to its own journal,
+``<home>/outbox/<provider>/<pid>-<token>.jsonl``, before the write is queued, and appends an
+acknowledgement once the provider took it. The journal's sidecar lock is held for the manager's
+whole life, so a journal whose lock can be taken belongs to a manager that is gone: the next
+manager started with that provider replays its unacknowledged writes, in order, acknowledging
+each one in the same journal, and deletes the journal once every write is through.
+
+A write is delivered once, except in one narrow window: a process killed after the provider
+returned but before the acknowledgement reached the file delivers that write again on replay.
+Journals are flushed to the OS on every append (a killed process loses nothing) but not fsynced.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import secrets
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock, Timeout
+
+from memhost.files import PRIVATE_FILE, ensure_private_dir
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Record:
+    """One queued write: the hook calls it stands for (a session boundary is two)."""
+
+    journal: Path
+    seq: int
+    calls: tuple[tuple[str, dict[str, Any]], ...]
+
+
+class Journal:
+    """One manager's (or one replayed) journal file, held under its lock."""
+
+    def __init__(self, path: Path, lock: FileLock) -> None:
+        self.path = path
+        self._lock = lock
+        self._mutex = threading.Lock()
+        self._handle = open(path, "a", encoding="utf-8")  # noqa: SIM115 - kept open on purpose
+        os.chmod(path, PRIVATE_FILE)
+        self._next_seq = 1 + max((r.seq for r in self.pending()), default=0)
+        self.closed = False
+
+    def append(self, calls: list[tuple[str, dict[str, Any]]]) -> Record:
+        with self._mutex:
+            seq = self._next_seq
+            self._next_seq += 1
+            self._write({"seq": seq, "calls": [[hook, kwargs] for hook, kwargs in calls]})
+        return Record(self.path, seq, tuple(calls))
+
+    def ack(self, seq: int) -> None:
+        with self._mutex:
+            if not self.closed:
+                self._write({"ack": seq})
+
+    def _write(self, data: dict[str, Any]) -> None:
+        self._handle.write(json.dumps(data, ensure_ascii=False, default=str) + "\n")
+        self._handle.flush()
+
+    def pending(self) -> list[Record]:
+        """Unacknowledged writes, oldest first."""
+        return _unacknowledged(self.path)
+
+    def close(self) -> None:
+        """Release the journal; delete it when nothing in it is still owed."""
+        with self._mutex:
+            if self.closed:
+                return
+            self.closed = True
+            self._handle.close()
+        finished = not self.pending()
+        if finished:
+            self.path.unlink(missing_ok=True)
+        self._lock.release()
+        if finished:
+            Path(self._lock.lock_file).unlink(missing_ok=True)
+
+
+class Outbox:
+    """The outbox folder of one provider in one home."""
+
+    def __init__(self, home: Path, provider: str) -> None:
+        self.folder = home / "outbox" / provider
+
+    def open_journal(self) -> Journal:
+        ensure_private_dir(self.folder)
+        path = self.folder / f"{os.getpid()}-{secrets.token_hex(4)}.jsonl"
+        lock = FileLock(str(path) + ".lock", timeout=0, mode=PRIVATE_FILE, thread_local=False)
+        lock.acquire()
+        return Journal(path, lock)
+
+    def claim_orphans(self) -> list[Journal]:
+        """Journals left by managers that are gone, oldest first, now held by the caller."""
+        if not self.folder.is_dir():
+            return []
+        found: list[Journal] = []
+        candidates = sorted(self.folder.glob("*.jsonl"), key=lambda p: (p.stat().st_mtime, p.name))
+        for path in candidates:
+            lock = FileLock(str(path) + ".lock", timeout=0, mode=PRIVATE_FILE, thread_local=False)
+            try:
+                lock.acquire()
+            except Timeout:
+                continue  # a live manager owns it
+            journal = Journal(path, lock)
+            if journal.pending():
+                found.append(journal)
+            else:
+                journal.close()
+        return found
+
+    def pending_count(self) -> int:
+        if not self.folder.is_dir():
+            return 0
+        return sum(len(_unacknowledged(path)) for path in self.folder.glob("*.jsonl"))
+
+
+def _unacknowledged(path: Path) -> list[Record]:
+    """The writes of a journal without an acknowledgement (a torn last line is skipped)."""
+    writes: dict[int, Record] = {}
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+    for line in lines:
+        try:
+            data = json.loads(line)
+        except ValueError:
+            continue
+        if "ack" in data:
+            writes.pop(data["ack"], None)
+        elif "seq" in data:
+            calls = tuple((hook, kwargs) for hook, kwargs in data.get("calls", []))
+            writes[data["seq"]] = Record(path, data["seq"], calls)
+    return [writes[k] for k in sorted(writes)]

@@ -1,0 +1,226 @@
+"""A typed facade over pluggy's plugin manager: register providers, call one provider's hook.
+
+pluggy validates every hookimpl against the spec and gives us call monitoring; it does not fan
+out lifecycle calls for us, because it stops at the first exception and calls plugins
+last-registered-first. So the manager calls each provider's hook itself, through
+:meth:`ProviderSet.call`, which isolates the call (an exception, ``SystemExit`` included, is
+logged, counted and turned into :data:`FAILED`; ``KeyboardInterrupt`` passes) and records timings.
+"""
+
+from __future__ import annotations
+
+import difflib
+import logging
+import os
+import sys
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pluggy
+
+from memhost import hookspecs
+from memhost.errors import ProviderError, RetryableError
+from memhost.redact import redact
+
+log = logging.getLogger("memhost.providers")
+
+TRACE_ENV = "MEMHOST_TRACE_HOOKS"
+
+HOOK_NAMES = tuple(
+    name for name in vars(hookspecs)
+    if callable(getattr(hookspecs, name)) and hasattr(getattr(hookspecs, name), "memhost_spec")
+)
+
+# What each hook must return; anything else is counted as a fault and treated as "nothing".
+_RETURNS: dict[str, tuple[type, ...]] = {
+    "check_available": (str, type(None)),
+    "prompt_fragment": (str, type(None)),
+    "tool_schemas": (list, tuple),
+    "handle_tool_call": (str,),
+    "prefetch": (str, type(None)),
+    "pre_compress": (str, type(None)),
+    "shutdown": (dict, type(None)),
+}
+
+
+class _Failed:
+    def __repr__(self) -> str:
+        return "FAILED"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+FAILED: Any = _Failed()  #: returned by :meth:`ProviderSet.call` when the hook failed
+
+
+@dataclass
+class HookStats:
+    calls: int = 0
+    errors: int = 0
+    seconds: float = 0.0
+    max_seconds: float = 0.0
+    last_error: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"calls": self.calls, "errors": self.errors, "last_error": self.last_error,
+                "avg_ms": round(self.seconds / self.calls * 1000, 3) if self.calls else 0.0,
+                "max_ms": round(self.max_seconds * 1000, 3)}
+
+
+@dataclass
+class Provider:
+    """One registered provider: its object, the hooks it implements and its call statistics."""
+
+    name: str
+    plugin: Any
+    hooks: frozenset[str]
+    stats: dict[str, HookStats] = field(default_factory=dict)
+    last_error: str = ""
+
+    @property
+    def is_builtin(self) -> bool:
+        return self.name == "builtin"
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "role": "builtin" if self.is_builtin else "external",
+            "hooks": sorted(self.hooks),
+            "errors": sum(s.errors for s in self.stats.values()),
+            "last_error": self.last_error,
+            "calls": {hook: s.as_dict() for hook, s in sorted(self.stats.items())},
+        }
+
+
+class ProviderSet:
+    """The registered providers, in registration order (builtin first)."""
+
+    def __init__(self) -> None:
+        self.pm = pluggy.PluginManager("memhost")
+        self.pm.add_hookspecs(hookspecs)
+        self._providers: dict[str, Provider] = {}
+        self._callers: dict[tuple[str, str], Any] = {}
+        self._lock = threading.Lock()
+        if os.environ.get(TRACE_ENV, "").strip() not in ("", "0", "false", "no"):
+            self.pm.add_hookcall_monitoring(_trace_before, _trace_after)
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(list(self._providers.values()))
+
+    def get(self, name: str) -> Provider | None:
+        return self._providers.get(name)
+
+    def register(self, plugin: Any, name: str) -> Provider:
+        """Validate ``plugin`` against the spec and add it; :class:`ProviderError` names it."""
+        if name in self._providers:
+            raise ProviderError(f"a provider named {name!r} is already registered")
+        try:
+            self.pm.register(plugin, name=name)
+        except pluggy.PluginValidationError as exc:
+            raise ProviderError(f"provider {name!r} does not match the memhost hook spec: {exc}") from None
+        except ValueError as exc:
+            raise ProviderError(f"provider {name!r} could not be registered: {exc}") from None
+        callers = self.pm.get_hookcallers(plugin) or []
+        unknown = [c.name for c in callers if not c.has_spec()]
+        if unknown:
+            self.pm.unregister(plugin)
+            hints = [f"{u!r} (did you mean {m[0]!r}?)" if (m := difflib.get_close_matches(u, HOOK_NAMES, 1))
+                     else repr(u) for u in unknown]
+            raise ProviderError(f"provider {name!r} implements unknown hook(s) {', '.join(hints)}; "
+                                f"memhost hooks are: {', '.join(HOOK_NAMES)}")
+        provider = Provider(name, plugin, frozenset(c.name for c in callers))
+        with self._lock:
+            self._providers[name] = provider
+            self._callers.clear()
+        return provider
+
+    def unregister(self, name: str) -> None:
+        provider = self._providers.pop(name, None)
+        if provider is not None:
+            self.pm.unregister(provider.plugin)
+            with self._lock:
+                self._callers.clear()
+
+    def call(self, provider: Provider, hook: str, *, retryable: bool = False,
+             **kwargs: Any) -> Any:
+        """Call one provider's ``hook``; ``None`` if it does not implement it, :data:`FAILED` if
+        it raised or returned the wrong type. With ``retryable``, a :class:`RetryableError`
+        propagates so the caller can keep the work for later."""
+        if hook not in provider.hooks:
+            return None
+        stats = provider.stats.get(hook)
+        if stats is None:
+            stats = provider.stats.setdefault(hook, HookStats())
+        stats.calls += 1
+        start = time.perf_counter()
+        try:
+            results = self._caller(provider, hook)(**kwargs)
+        except KeyboardInterrupt:
+            raise
+        except RetryableError as exc:
+            self._fault(provider, hook, stats, f"retryable: {exc}")
+            if retryable:
+                raise
+            return FAILED
+        except BaseException as exc:  # SystemExit from provider code must not end the host
+            self._fault(provider, hook, stats, f"{type(exc).__name__}: {exc}", exc)
+            return FAILED
+        finally:
+            elapsed = time.perf_counter() - start
+            stats.seconds += elapsed
+            stats.max_seconds = max(stats.max_seconds, elapsed)
+        value = results[0] if results else None
+        expected = _RETURNS.get(hook)
+        if expected is not None and not isinstance(value, expected):
+            names = " or ".join("None" if t is type(None) else t.__name__ for t in expected)
+            self._fault(provider, hook, stats, f"returned {type(value).__name__}, expected {names}")
+            return FAILED
+        return value
+
+    def _caller(self, provider: Provider, hook: str) -> Any:
+        key = (provider.name, hook)
+        caller = self._callers.get(key)
+        if caller is None:
+            others = [p.plugin for p in self._providers.values() if p is not provider]
+            caller = self.pm.subset_hook_caller(hook, remove_plugins=others)
+            with self._lock:
+                self._callers[key] = caller
+        return caller
+
+    @staticmethod
+    def _fault(provider: Provider, hook: str, stats: HookStats, message: str,
+               exc: BaseException | None = None) -> None:
+        stats.errors += 1
+        stats.last_error = provider.last_error = f"{hook}: {message}"
+        log.warning("provider %r failed in %s: %s", provider.name, hook, message,
+                    exc_info=exc if exc is not None and not isinstance(exc, SystemExit) else None)
+
+
+# -- MEMHOST_TRACE_HOOKS ---------------------------------------------------------------------------
+
+_trace_starts = threading.local()
+
+
+def _trace_before(hook_name: str, impls: Sequence[Any], kwargs: Mapping[str, Any]) -> None:
+    stack = getattr(_trace_starts, "stack", None)
+    if stack is None:
+        stack = _trace_starts.stack = []
+    stack.append(time.perf_counter())
+
+
+def _trace_after(outcome: Any, hook_name: str, impls: Sequence[Any],
+                 kwargs: Mapping[str, Any]) -> None:
+    elapsed = (time.perf_counter() - _trace_starts.stack.pop()) * 1000
+    names = ",".join(impl.plugin_name for impl in impls) or "-"
+    shown = {k: _short(v) for k, v in redact(dict(kwargs)).items()}
+    failed = " FAILED" if outcome.exception is not None else ""
+    print(f"memhost trace: {names}.{hook_name} {elapsed:.2f}ms{failed} {shown}", file=sys.stderr)
+
+
+def _short(value: Any, limit: int = 120) -> Any:
+    text = value if isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
