@@ -18,10 +18,30 @@ def normalise(text: str) -> str:
     return "\n".join(line.rstrip() for line in lines)
 
 
+def _pieces(text: str) -> list[str]:
+    """Split normalised text at every line that is exactly ``§``.
+
+    Splitting the string on ``DELIMITER`` alone misses a delimiter line at the very start or end
+    of the file ("A\n§" from a hand edit): that ``§`` stayed glued to an entry, and the next
+    rewrite turned it into "§\nB", corrupting the entry after it. A line holding only ``§`` is
+    the delimiter wherever it sits; for text the tool wrote this is the same split.
+    """
+    pieces: list[str] = []
+    current: list[str] = []
+    for line in text.split("\n"):
+        if line == "§":
+            pieces.append("\n".join(current))
+            current = []
+        else:
+            current.append(line)
+    pieces.append("\n".join(current))
+    return pieces
+
+
 def parse(raw: str) -> list[str]:
     seen: set[str] = set()
     entries: list[str] = []
-    for piece in normalise(raw).split(DELIMITER):
+    for piece in _pieces(normalise(raw)):
         entry = piece.strip()
         if entry and entry not in seen:
             seen.add(entry)
@@ -71,4 +91,8 @@ def canonical_entry(text: str) -> str:
     if any(line.strip() == "§" for line in entry.split("\n")):
         raise ValueError("content holds a line with only '§', which separates entries in the "
                          "memory file; save the parts as separate entries instead")
+    # The drift guard treats NUL as a sign of a corrupted file; storing one would make every
+    # later replace/remove on this file refuse.
+    if "\x00" in entry:
+        raise ValueError("content holds a NUL character; remove it and retry")
     return entry
