@@ -1,0 +1,335 @@
+"""``memhost doctor``: what memhost sees on disk, and what needs attention.
+
+The report is a list of sections. Each is a function of a :class:`Context` that returns a dict
+built with :func:`section`: a name, a title, the lines to print, and two lists, ``problems``
+(something needs fixing; the command exits non-zero) and ``notes`` (worth knowing, nothing
+wrong). Later checks add a function to :data:`SECTIONS`. A check that crashes is reported as a
+problem of its own section; it never stops the others. Doctor only reads: it creates nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import stat
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memhost.cli import _common
+
+TEMP_GRACE_SECONDS = 60  # a younger temp file may belong to a write in progress
+
+
+@dataclass
+class Context:
+    """What every section may look at; built once per run."""
+
+    home: Path
+    home_source: str
+    config: Any | None  # memhost.config.Config, or None when config.toml is invalid
+    config_error: str | None
+    settings: Any  # the [memory] settings in effect (the defaults when config.toml is invalid)
+    store: Any  # memhost.builtin_providers.store.MemoryStore
+    now: float
+
+
+Section = Callable[[Context], dict[str, Any]]
+
+
+def section(name: str, title: str, *, lines: list[str] | None = None,
+            problems: list[str] | None = None, notes: list[str] | None = None,
+            **data: Any) -> dict[str, Any]:
+    """One section of the report, JSON-ready; ``status`` follows from problems and notes."""
+    problems, notes = problems or [], notes or []
+    status = "problem" if problems else "note" if notes else "ok"
+    return {"name": name, "title": title, "status": status, "lines": lines or [],
+            "problems": problems, "notes": notes, **data}
+
+
+# -- shared probes ----------------------------------------------------------------------------
+
+
+def lock_state(path: Path) -> str:
+    """``free``, ``held`` (another process holds it right now) or ``unknown (...)``."""
+    from filelock import Timeout
+
+    from memhost.files import lock_for
+
+    lock_file = Path(str(path) + ".lock")
+    if not lock_file.exists():
+        return "free"  # nobody can hold a lock whose file does not exist
+    try:
+        lock = lock_for(path, timeout=0)
+        lock.acquire()
+    except Timeout:
+        return "held"
+    except OSError as exc:
+        return f"unknown ({exc.strerror or exc})"
+    lock.release()
+    return "free"
+
+
+def leftover_temp_files(path: Path, now: float) -> tuple[list[str], list[str]]:
+    """Temp files of atomic writes to ``path``: (stale ones, recent ones)."""
+    stale: list[str] = []
+    recent: list[str] = []
+    try:
+        candidates = sorted(path.parent.glob(f".{path.name}.*.tmp"))
+    except OSError:
+        return stale, recent
+    for candidate in candidates:
+        try:
+            mtime = candidate.stat().st_mtime
+        except OSError:
+            continue
+        (recent if now - mtime < TEMP_GRACE_SECONDS else stale).append(str(candidate))
+    return stale, recent
+
+
+def _loose_mode(path: Path) -> str | None:
+    """The file's mode when group or others may read or write it."""
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        return None
+    return f"{mode:04o}" if mode & 0o077 else None
+
+
+def _temp_findings(path: Path, ctx: Context, problems: list[str], notes: list[str]) -> list[str]:
+    stale, recent = leftover_temp_files(path, ctx.now)
+    if stale:
+        problems.append(f"leftover temp file(s) from an interrupted write, safe to delete: "
+                        f"{', '.join(stale)}")
+    if recent:
+        notes.append(f"temp file(s) from a write that may still be running: {', '.join(recent)}")
+    return stale + recent
+
+
+def _lock_findings(path: Path, notes: list[str]) -> str:
+    state = lock_state(path)
+    if state == "held":
+        notes.append(f"{path.name}.lock is held by another process right now (a write in "
+                     "progress; if it stays held, that process is stuck)")
+    elif state != "free":
+        notes.append(f"could not check {path.name}.lock: {state}")
+    return state
+
+
+# -- sections ---------------------------------------------------------------------------------
+
+
+def check_home(ctx: Context) -> dict[str, Any]:
+    home = ctx.home
+    problems: list[str] = []
+    notes: list[str] = []
+    exists = home.exists()
+    if not exists:
+        notes.append("the home does not exist yet; it is created on the first write")
+    elif not home.is_dir():
+        problems.append(f"{home} is not a folder; point MEMHOST_HOME (or --home) at a folder")
+    elif not os.access(home, os.W_OK | os.X_OK):
+        problems.append(f"{home} is not writable by this user; memory writes will fail")
+    return section("home", "Home", lines=[f"{home} (from {ctx.home_source})"],
+                   problems=problems, notes=notes, path=str(home), source=ctx.home_source,
+                   exists=exists)
+
+
+def check_config(ctx: Context) -> dict[str, Any]:
+    from memhost.home import config_path
+
+    path = config_path(ctx.home)
+    exists = path.exists()
+    problems: list[str] = []
+    notes: list[str] = []
+    if ctx.config_error:
+        problems.append(ctx.config_error)
+        notes.append("the checks below use the default settings")
+        lines = [f"{path}: invalid"]
+    else:
+        lines = [f"{path}: {'valid' if exists else 'not present; every setting is at its default'}"]
+    s = ctx.settings
+    lines.append(f"in effect: [memory] memory_char_limit = {s.memory_char_limit}, user_char_limit = "
+                 f"{s.user_char_limit}, write_approval = {str(s.write_approval).lower()}")
+    _temp_findings(path, ctx, problems, notes)
+    lock = _lock_findings(path, notes)
+    return section("config", "Config", lines=lines, problems=problems, notes=notes,
+                   path=str(path), exists=exists, valid=ctx.config_error is None,
+                   error=ctx.config_error, lock=lock)
+
+
+def check_store(ctx: Context, target: str) -> dict[str, Any]:
+    from memhost.builtin_providers import entrymeta
+    from memhost.cli.memory import describe_store
+
+    store = ctx.store
+    info = describe_store(store, ctx.settings, target)
+    path = Path(info["path"])
+    problems: list[str] = []
+    notes: list[str] = []
+    lines = [f"{'enabled' if info['enabled'] else 'disabled'} by {info['enabled_by']}",
+             str(path)]
+    if not info["enabled"]:
+        notes.append(f"{info['file']} is disabled: the model cannot see or change it")
+    if not info["exists"]:
+        lines.append("not created yet (no entries)")
+    elif not info["readable"]:
+        problems.append(f"{info['error']}: writes to it are refused until it can be read; fix its "
+                        "permissions, or its encoding (it must be UTF-8)")
+    else:
+        lines.append(f"{_common.entries_phrase(info['entry_count'])}, {info['usage']}")
+    if info["used"] > info["limit"]:
+        problems.append(f"over budget ({info['used']:,}/{info['limit']:,} chars): new additions "
+                        "are refused until entries are removed or shortened")
+    if info["drift"]:
+        problems.append(f"drift: {info['drift']}. Replace, remove and batches are refused until "
+                        "the file is a clean list of entries separated by lines holding only '§'")
+    blocked = [e["index"] for e in info["entries"] if e["blocked"]]
+    if blocked:
+        one = len(blocked) == 1
+        problems.append(f"{'entry' if one else 'entries'} {', '.join(map(str, blocked))} "
+                        f"matched the threat scanner and {'is' if one else 'are'} withheld from "
+                        f"the prompt; check {'it' if one else 'them'} with `memhost memory show` "
+                        "and remove what you did not write")
+    if info["exists"] and (mode := _loose_mode(path)):
+        notes.append(f"{path.name} has mode {mode}; memhost keeps memory files private (0600)")
+    backups = sorted(str(p) for p in path.parent.glob(f"{path.name}.bak.*")) \
+        if path.parent.is_dir() else []
+    if backups:
+        notes.append(f"{len(backups)} drift backup(s) kept from refused writes; delete them once "
+                     f"their content is merged back: {', '.join(backups)}")
+    temps = _temp_findings(path, ctx, problems, notes)
+    lock = _lock_findings(path, notes)
+    meta = entrymeta.meta_path(path)
+    without_meta = sum(1 for e in info["entries"] if e["created"] is None)
+    if without_meta:
+        lines.append(f"{without_meta} entr{'y has' if without_meta == 1 else 'ies have'} no "
+                     f"metadata in {meta.name} (ages unknown; added by hand or sidecar lost)")
+    return section(
+        f"store.{target}", f"{info['file']} ({target})", lines=lines, problems=problems,
+        notes=notes, target=target, file=info["file"], path=str(path), metadata_path=str(meta),
+        exists=info["exists"], enabled=info["enabled"], enabled_by=info["enabled_by"],
+        readable=info["readable"], entry_count=info["entry_count"], used=info["used"],
+        limit=info["limit"], usage=info["usage"], drift=info["drift"], blocked_entries=blocked,
+        entries_without_metadata=without_meta, backups=backups, temp_files=temps, lock=lock)
+
+
+def check_archive(ctx: Context) -> dict[str, Any]:
+    import json
+
+    path = ctx.store.archive.path
+    problems: list[str] = []
+    notes: list[str] = []
+    records = skipped = 0
+    if path.exists():
+        try:
+            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError as exc:
+            problems.append(f"{path} cannot be read ({exc.strerror or exc}); replaced and "
+                            "removed entries cannot be archived, so those writes will fail")
+            lines = []
+        for line in lines:
+            if not line.strip():
+                continue
+            try:
+                data = json.loads(line)
+                ok = isinstance(data, dict) and {"id", "target", "text"} <= data.keys()
+            except ValueError:
+                ok = False
+            records, skipped = (records + 1, skipped) if ok else (records, skipped + 1)
+        if skipped:
+            notes.append(f"{skipped} line(s) of the archive are not valid records (a write cut "
+                         "off by a crash); they are skipped")
+        summary = f"{_common.entries_phrase(records)} archived"
+    else:
+        summary = "empty (nothing replaced or removed yet)"
+    lock = _lock_findings(path, notes)
+    return section("archive", "Archive", lines=[str(path), summary], problems=problems,
+                   notes=notes, path=str(path), records=records, skipped_lines=skipped, lock=lock)
+
+
+SECTIONS: list[Section] = [
+    check_home,
+    check_config,
+    functools.partial(check_store, target="memory"),
+    functools.partial(check_store, target="user"),
+    check_archive,
+]
+
+
+# -- running ----------------------------------------------------------------------------------
+
+
+def build_context(args: argparse.Namespace) -> Context:
+    from memhost.builtin_providers.store import MemoryStore
+    from memhost.config import MemorySettings, load_config
+    from memhost.errors import ConfigError
+    from memhost.home import HOME_ENV
+
+    home = _common.home(args)
+    if getattr(args, "home", None) and str(args.home).strip():
+        source = "--home"
+    elif os.environ.get(HOME_ENV, "").strip():
+        source = HOME_ENV
+    else:
+        source = "the platform default"
+    try:
+        config, error = load_config(home), None
+    except ConfigError as exc:
+        config, error = None, str(exc)
+    settings = config.memory if config is not None else MemorySettings()
+    return Context(home=home, home_source=source, config=config, config_error=error,
+                   settings=settings, store=MemoryStore.from_settings(home, settings),
+                   now=time.time())
+
+
+def run_sections(ctx: Context, sections: list[Section] | None = None) -> list[dict[str, Any]]:
+    results = []
+    for check in SECTIONS if sections is None else sections:
+        try:
+            results.append(check(ctx))
+        except Exception as exc:  # one broken check must not hide the others
+            name = getattr(check, "__name__", None) or getattr(getattr(check, "func", None),
+                                                               "__name__", "check")
+            results.append(section(name, name, problems=[
+                f"this check failed: {type(exc).__name__}: {exc}"]))
+    return results
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "doctor", help="check the home, config and memory files; exit 1 if something needs "
+                       "attention",
+        description="Report the home, config file, memory stores (enabled or not and why, paths, "
+                    "entries, usage, drift, unreadable files, locks, leftover temp files) and the "
+                    "archive. Exits 1 when something needs attention.")
+    _common.add_json_flag(parser)
+    parser.set_defaults(func=cmd_doctor)
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    ctx = build_context(args)
+    results = run_sections(ctx)
+    problems = sum(len(r["problems"]) for r in results)
+    if args.json:
+        _common.print_json({"home": str(ctx.home), "ok": problems == 0, "problems": problems,
+                            "sections": results})
+        return 1 if problems else 0
+    for result in results:
+        print(f"{result['title']}: {result['status']}")
+        for line in result["lines"]:
+            print(f"  {line}")
+        for problem in result["problems"]:
+            print(f"  ! {problem}")
+        for note in result["notes"]:
+            print(f"  - {note}")
+    print()
+    if problems:
+        print(f"{problems} problem{'s' if problems != 1 else ''} need{'s' if problems == 1 else ''} "
+              "attention (lines marked !).")
+        return 1
+    print("No problems found.")
+    return 0

@@ -1,0 +1,275 @@
+"""``memhost memory``: look at the builtin memory and change it by hand.
+
+Writes go through the same ``memory`` tool the model uses, so they follow the same rules (budget,
+threat scanning, drift and unreadable-file refusals, the archive) and give the same JSON answers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from memhost.cli import _common
+
+ORIGIN = "cli"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "memory", help="show, edit, and restore the builtin memory (MEMORY.md, USER.md)",
+        description="Show and edit the builtin memory. Edits follow the same rules as the model's "
+                    "`memory` tool; every replaced or removed entry is kept in the archive.")
+    actions = parser.add_subparsers(dest="memory_command", metavar="ACTION")
+    parser.set_defaults(func=lambda args: _usage(parser))
+
+    show = actions.add_parser("show", help="list the entries with their index, age and usage")
+    _common.add_target_flag(show, default=None, help="only this store (default: both)")
+    _common.add_json_flag(show)
+    show.set_defaults(func=cmd_show)
+
+    add = actions.add_parser("add", help="add an entry")
+    add.add_argument("content", metavar="TEXT", help="the entry; '-' reads it from stdin")
+    _common.add_target_flag(add)
+    _common.add_json_flag(add)
+    add.set_defaults(func=cmd_write, action="add")
+
+    replace = actions.add_parser("replace", help="replace the entry containing OLD_TEXT")
+    replace.add_argument("old_text", metavar="OLD_TEXT",
+                         help="a short unique part of the entry (the whole entry is replaced)")
+    replace.add_argument("content", metavar="NEW_TEXT", help="the new entry; '-' reads stdin")
+    _common.add_target_flag(replace)
+    _common.add_json_flag(replace)
+    replace.set_defaults(func=cmd_write, action="replace")
+
+    remove = actions.add_parser("remove", help="remove the entry containing OLD_TEXT")
+    remove.add_argument("old_text", metavar="OLD_TEXT", help="a short unique part of the entry")
+    _common.add_target_flag(remove)
+    _common.add_json_flag(remove)
+    remove.set_defaults(func=cmd_write, action="remove")
+
+    history = actions.add_parser("history", help="list archived (replaced or removed) entries")
+    _common.add_target_flag(history, default=None, help="only this store (default: both)")
+    history.add_argument("-n", "--limit", type=int, metavar="N", help="only the N most recent")
+    _common.add_json_flag(history)
+    history.set_defaults(func=cmd_history)
+
+    restore = actions.add_parser("restore", help="put an archived entry back")
+    restore.add_argument("archive_id", metavar="ID", help="the id shown by `memhost memory history`")
+    _common.add_json_flag(restore)
+    restore.set_defaults(func=cmd_restore)
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help(sys.stderr)
+    return 2
+
+
+# -- show -------------------------------------------------------------------------------------
+
+
+def enabled_reason(settings: Any, target: str) -> tuple[bool, str]:
+    """Whether ``target`` is enabled, and the config key (and its source) that decides it."""
+    key = "memory_enabled" if target == "memory" else "user_profile_enabled"
+    value = bool(getattr(settings, key))
+    source = "config.toml" if key in settings.model_fields_set else "default"
+    return value, f"[memory] {key} = {str(value).lower()} ({source})"
+
+
+def describe_store(store: Any, settings: Any, target: str) -> dict[str, Any]:
+    """Everything ``memory show`` reports about one store, JSON-ready."""
+    from memhost import threats
+    from memhost.builtin_providers import entrymeta
+    from memhost.builtin_providers.entries import drift_reason, joined_length, parse
+    from memhost.builtin_providers.store import FILENAMES, Unreadable
+
+    path = store.path(target)
+    enabled, reason = enabled_reason(settings, target)
+    limit = store.limits[target]
+    info: dict[str, Any] = {
+        "target": target, "file": FILENAMES[target], "path": str(path), "exists": path.exists(),
+        "enabled": enabled, "enabled_by": reason, "limit": limit, "used": 0,
+        "usage": store.usage(target, []), "entry_count": 0, "readable": True, "error": None,
+        "drift": None, "entries": [],
+    }
+    try:
+        raw = store.read_raw(target)
+    except Unreadable as exc:
+        info.update(readable=False, error=f"{path} exists but cannot be read ({exc})")
+        return info
+    entries = parse(raw)
+    meta = entrymeta.load(path)
+    used = joined_length(entries)
+    info.update(used=used, usage=store.usage(target, entries), entry_count=len(entries),
+                drift=drift_reason(raw, limit))
+    for index, text in enumerate(entries, 1):
+        record = entrymeta.for_entry(meta, text)
+        too_large = len(text) > threats.MAX_SCAN_CHARS
+        blocked = ["too_large_to_scan"] if too_large else [f.id for f in threats.scan(text)]
+        info["entries"].append({
+            "index": index, "text": text, "age": _common.age(record.get("created")),
+            "created": record.get("created"), "updated": record.get("updated"),
+            "origin": record.get("origin"), "blocked": blocked,
+        })
+    return info
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from memhost.builtin_providers.store import TARGETS
+
+    home = _common.home(args)
+    settings = _common.config(home).memory
+    store = _common.store(home)
+    targets = [args.target] if args.target else list(TARGETS)
+    stores = [describe_store(store, settings, target) for target in targets]
+    failed = any(not s["readable"] for s in stores)
+    if args.json:
+        _common.print_json({"home": str(home), "stores": stores})
+        return 1 if failed else 0
+    for number, info in enumerate(stores):
+        if number:
+            print()
+        _print_store(info)
+    return 1 if failed else 0
+
+
+def _print_store(info: dict[str, Any]) -> None:
+    state = "enabled" if info["enabled"] else "disabled"
+    print(f"{info['file']} ({info['target']}): {state} by {info['enabled_by']}")
+    print(f"  {info['path']}")
+    if not info["readable"]:
+        print(f"  ! {info['error']}. Fix its permissions or encoding; writes are refused "
+              "until it can be read.")
+        return
+    print(f"  {info['usage']}, {_common.entries_phrase(info['entry_count'])}")
+    if info["used"] > info["limit"]:
+        print("  ! over budget: new additions are refused until entries are removed or shortened")
+    if info["drift"]:
+        print(f"  ! drift: {info['drift']}. Replace and remove are refused until the file is "
+              "fixed; run `memhost doctor`.")
+    if not info["entries"]:
+        print("  (no entries)" if info["exists"] else "  (no entries; the file does not exist yet)")
+        return
+    width = max(len(e["age"]) for e in info["entries"])
+    for entry in info["entries"]:
+        lead = f"  [{entry['index']}] {entry['age']:<{width}}  "
+        first, *rest = entry["text"].split("\n")
+        print(lead + first)
+        for line in rest:
+            print(" " * len(lead) + line)
+        if entry["blocked"]:
+            print(" " * len(lead) + f"! withheld from the prompt (threat pattern: "
+                  f"{', '.join(entry['blocked'])}); remove it if you did not write it")
+
+
+# -- add / replace / remove -------------------------------------------------------------------
+
+
+def _read_content(value: str) -> str:
+    return sys.stdin.read() if value == "-" else value
+
+
+def cmd_write(args: argparse.Namespace) -> int:
+    from memhost.builtin_providers.tool import MemoryTool
+
+    home = _common.home(args)
+    tool = MemoryTool(_common.store(home), origin=ORIGIN)
+    arguments: dict[str, Any] = {"action": args.action, "target": args.target}
+    if args.action in ("add", "replace"):
+        arguments["content"] = _read_content(args.content)
+    if args.action in ("replace", "remove"):
+        arguments["old_text"] = args.old_text
+    response = tool.call(arguments)
+    return _report(response, args.json)
+
+
+def _report(response: dict[str, Any], as_json: bool, lead: str = "") -> int:
+    ok = bool(response.get("success"))
+    if as_json:
+        _common.print_json(response)
+        return 0 if ok else 1
+    if ok:
+        _print_success(response, lead)
+        return 0
+    _print_failure(response)
+    return 1
+
+
+def _print_success(response: dict[str, Any], lead: str) -> None:
+    from memhost.builtin_providers.store import FILENAMES
+
+    name = FILENAMES.get(response.get("target", ""), response.get("target", ""))
+    print(f"{lead}{name}: {response.get('message', 'done.')}")
+    print(f"  now {response.get('usage')}, {_common.entries_phrase(response.get('entry_count', 0))}")
+    previous = [response[k] for k in ("replaced_entry", "removed_entry") if k in response]
+    for key in ("replaced_entries", "removed_entries"):
+        previous += list(response.get(key, {}).values())
+    for text in previous:
+        print(f"  archived: {_common.preview(text)}")
+    if previous:
+        print("  (see `memhost memory history`; `memhost memory restore ID` brings one back)")
+
+
+def _print_failure(response: dict[str, Any]) -> None:
+    _common.eprint(f"memhost: error: {response.get('error', 'the write failed')}")
+    matches = response.get("matches") or []
+    if matches:
+        _common.eprint("  matching entries:")
+        for text in matches:
+            _common.eprint(f"    - {_common.preview(text)}")
+    entries = response.get("current_entries")
+    if entries:
+        _common.eprint("  current entries:")
+        for index, text in enumerate(entries, 1):
+            _common.eprint(f"    [{index}] {_common.preview(text)}")
+    if response.get("usage"):
+        _common.eprint(f"  usage: {response['usage']} chars")
+    if response.get("remediation"):
+        _common.eprint(f"  to fix: {response['remediation']}")
+
+
+# -- history / restore ------------------------------------------------------------------------
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
+    home = _common.home(args)
+    archive = _common.store(home).archive
+    records = [r for r in archive.entries() if not args.target or r.target == args.target]
+    records.reverse()  # newest first
+    if args.limit is not None:
+        records = records[: max(0, args.limit)]
+    if args.json:
+        _common.print_json({"path": str(archive.path), "entries": [asdict(r) for r in records]})
+        return 0
+    if not records:
+        print("The archive is empty: no entry has been replaced or removed yet."
+              if not archive.entries() else "No archived entry matches.")
+        return 0
+    print(f"{'ID':<8}  {'TIME':<19}  {'TARGET':<6}  {'ACTION':<7}  {'ORIGIN':<10}  TEXT")
+    for r in records:
+        print(f"{r.id:<8}  {_common.local_time(r.time):<19}  {r.target:<6}  {r.action:<7}  "
+              f"{r.origin or '-':<10}  {_common.preview(r.text, 60)}")
+    print(f"\n{_common.entries_phrase(len(records))} archived (newest first) "
+          f"in {archive.path}. Bring one back with `memhost memory restore ID`.")
+    return 0
+
+
+def cmd_restore(args: argparse.Namespace) -> int:
+    from memhost.builtin_providers.store import FILENAMES
+
+    home = _common.home(args)
+    settings = _common.config(home).memory
+    store = _common.store(home)
+    record = store.archive.get(args.archive_id)
+    if record is not None and not store.enabled.get(record.target, False):
+        _, reason = enabled_reason(settings, record.target)
+        response: dict[str, Any] = {
+            "success": False, "target": record.target,
+            "error": f"Entry {args.archive_id} belongs to {FILENAMES[record.target]}, which is "
+                     f"disabled ({reason}). Enable it under [memory] in config.toml first."}
+    else:
+        response = store.restore(args.archive_id).response
+    return _report(response, args.json, lead=f"restored {args.archive_id} to " if
+                   response.get("success") else "")
