@@ -112,14 +112,18 @@ class WriteGate(Protocol):
 class MemoryTool:
     """One model's handle on the store, with that model's per-turn circuit breaker."""
 
-    def __init__(self, store: MemoryStore, *, gate: WriteGate | None = None,
+    def __init__(self, store: MemoryStore | None, *, gate: WriteGate | None = None,
                  origin: str = "foreground") -> None:
-        self.store = store
+        # ``None`` is allowed so a host without a usable store still answers the model with a
+        # clear error instead of an AttributeError.
+        self.store = store  # type: ignore[assignment]
         self.gate = gate
         self.origin = origin
         self.failures = 0
 
     def enabled_targets(self) -> tuple[str, ...]:
+        if self.store is None:
+            return ()
         return tuple(t for t in TARGETS if self.store.enabled[t])
 
     def schema(self) -> dict[str, Any] | None:
@@ -131,11 +135,16 @@ class MemoryTool:
 
     def call(self, arguments: dict[str, Any] | None, *, session_id: str = "") -> dict[str, Any]:
         args = arguments if isinstance(arguments, dict) else {}
+        if self.store is None:
+            return _error("Memory is not available in this environment (no memory store was "
+                          "set up). Continue without saving; `memhost doctor` shows why.")
         enabled = self.enabled_targets()
         if not enabled:
             return _error("Memory is turned off: both stores are disabled. Set memory_enabled or "
                           "user_profile_enabled to true under [memory] in config.toml.")
-        target = args.get("target") or "memory"
+        # A missing/null target means the only enabled store when the schema was narrowed to one
+        # (defaulting to a disabled 'memory' there would refuse a call the schema allowed).
+        target = args.get("target") or (enabled[0] if len(enabled) == 1 else "memory")
         if target not in TARGETS:
             return _error(f"Invalid memory target {target!r}. Use 'memory' or 'user'.")
         if target not in enabled:
