@@ -8,6 +8,7 @@ removes, then an atomic replace of the file. Responses never echo the whole stor
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -319,6 +320,7 @@ class MemoryStore:
         ensure_private_dir(self.folder)
         try:
             with locked(path, self.lock_timeout):
+                _sweep_temp_files(path)
                 try:
                     raw = self.read_raw(target)
                 except Unreadable as exc:
@@ -493,3 +495,14 @@ class MemoryStore:
 
 
 _NOTHING_APPLIED = " Nothing in the batch was applied (a batch is all or nothing)."
+
+
+def _sweep_temp_files(path: Path) -> None:
+    """Delete temp files a killed writer left beside ``path`` (its data, sidecar or backups).
+
+    Called under ``path``'s lock, and every temp file for ``path`` is written under that lock,
+    so none of them can belong to a live writer; without this they pile up after each crash.
+    """
+    for stale in path.parent.glob(f".{path.name}.*.tmp"):
+        with contextlib.suppress(OSError):
+            stale.unlink()
