@@ -19,37 +19,39 @@ Message = dict[str, Any]
 
 @hookspec
 def check_available(config: dict[str, Any]) -> str | None:
-    """Before ``initialize``, on the host's thread; must not touch the network.
-    Return ``None`` when usable, else a reason a person can act on."""
+    """At registration, before ``initialize``, on the host's thread. Must not block: no
+    network. Return ``None`` when usable, else a reason a person can act on."""
 
 
 @hookspec
 def initialize(session_id: str, home: Path, config: dict[str, Any], context: str) -> None:
-    """Once per session, on the host's thread. ``context`` is ``primary``, ``subagent``,
-    ``cron`` or ``review``; only ``primary`` sessions should write."""
+    """Once per session, on the host's thread; may block briefly (open a connection).
+    ``context`` is ``primary``, ``subagent``, ``cron`` or ``review``; only ``primary`` sessions
+    should write."""
 
 
 @hookspec
 def prompt_fragment(session_id: str) -> str | None:
-    """When the system prompt is built (once per session), on the host's thread. Static text."""
+    """When the system prompt is built (once per session), on the host's thread; must not
+    block. Static text, or ``None``."""
 
 
 @hookspec
 def tool_schemas() -> list[dict[str, Any]]:
-    """At registration, before the manager changes any state. Bare function schemas
-    ``{"name", "description", "parameters"}``."""
+    """At registration, on the host's thread, before the manager changes any state; must not
+    block. Bare function schemas ``{"name", "description", "parameters"}``."""
 
 
 @hookspec
 def handle_tool_call(tool_name: str, arguments: dict[str, Any], session_id: str) -> str:
-    """When the model calls one of this provider's tools, on the host's thread. Returns a
-    JSON string."""
+    """When the model calls one of this provider's tools, on the host's thread; the model
+    waits for the answer, so block only as long as the tool needs. Returns a JSON string."""
 
 
 @hookspec
 def prefetch(query: str, session_id: str) -> str | None:
-    """Before each turn, on a worker thread, joined for at most ``memory.prefetch_timeout``.
-    Return raw recalled text (the manager fences it) or ``None``; return fast."""
+    """Before each turn, on a prefetch thread, joined for at most ``memory.prefetch_timeout``.
+    Should not block: return raw recalled text (the manager fences it) or ``None``, fast."""
 
 
 @hookspec
@@ -72,28 +74,30 @@ def session_end(session_id: str, messages: list[Message]) -> None:
 @hookspec
 def rotate(old_session_id: str, new_session_id: str, reason: str) -> None:
     """The session id changed without teardown (``new``, ``resume``, ``branch``, ``compress``,
-    ``rewind``), on the background worker, after any ``session_end`` of the old id."""
+    ``rewind``), on the background worker, after any ``session_end`` of the old id. May
+    block."""
 
 
 @hookspec
 def pre_compress(session_id: str, messages: list[Message]) -> str | None:
-    """Before the host compresses its context, on the host's thread. Return text the summary
-    must keep, or ``None``."""
+    """Before the host compresses its context, on the host's thread; blocks the compression,
+    so keep it short. Return text the summary must keep, or ``None``."""
 
 
 @hookspec
 def on_builtin_write(action: str, target: str, content: str, previous_content: str | None,
                      session_id: str, origin: str) -> None:
     """After a builtin memory write committed (external providers only; never for staged or
-    failed writes), on the background worker."""
+    failed writes), on the background worker. May block."""
 
 
 @hookspec
 def on_subtask(task: str, result: str, child_session_id: str, session_id: str) -> None:
-    """On the parent, when a subagent finished, on the background worker."""
+    """On the parent, when a subagent finished, on the background worker. May block."""
 
 
 @hookspec
 def shutdown() -> dict[str, int] | None:
-    """Once, after background work drained, in reverse registration order. May return counts
-    of work the provider itself abandoned, e.g. ``{"abandoned_writes": 2}``."""
+    """Once, after background work drained, in reverse registration order, on a shutdown
+    thread the host waits on for at most the shutdown bound; may block briefly. May return
+    counts of work the provider itself abandoned, e.g. ``{"abandoned_writes": 2}``."""

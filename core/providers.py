@@ -10,6 +10,7 @@ logged, counted and turned into :data:`FAILED`; ``KeyboardInterrupt`` passes) an
 from __future__ import annotations
 
 import difflib
+import inspect
 import logging
 import os
 import sys
@@ -132,6 +133,14 @@ class ProviderSet:
                      else repr(u) for u in unknown]
             raise ProviderError(f"provider {name!r} implements unknown hook(s) {', '.join(hints)}; "
                                 f"memhost hooks are: {', '.join(HOOK_NAMES)}")
+        problems = [problem for caller in callers for impl in caller.get_hookimpls()
+                    if impl.plugin is plugin and (problem := _signature_problem(caller, impl))]
+        if not callers:
+            problems.append("implements no memhost hook; mark its hook methods with "
+                            "@memhost.hookimpl")
+        if problems:
+            self.pm.unregister(plugin)
+            raise ProviderError(f"provider {name!r} " + "; ".join(problems))
         provider = Provider(name, plugin, frozenset(c.name for c in callers))
         with self._lock:
             self._providers[name] = provider
@@ -198,6 +207,31 @@ class ProviderSet:
         stats.last_error = provider.last_error = f"{hook}: {message}"
         log.warning("provider %r failed in %s: %s", provider.name, hook, message,
                     exc_info=exc if exc is not None and not isinstance(exc, SystemExit) else None)
+
+
+def _signature_problem(caller: Any, impl: Any) -> str | None:
+    """What pluggy's own check lets through: it compares only the parameters without defaults,
+    and never passes keyword-only, ``*args`` or ``**kwargs`` parameters. A misspelt argument
+    with a default, or a ``**kwargs`` catch-all, would register fine and then silently never
+    receive anything, so those are refused here with the hook's name."""
+    try:
+        parameters = inspect.signature(impl.function).parameters.values()
+    except (TypeError, ValueError):  # uninspectable: pluggy's check is all we have
+        return None
+    allowed = set(caller.spec.argnames)
+    for param in parameters:
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            return (f"hook {caller.name!r}: {param}-style parameters receive nothing; name the "
+                    f"arguments you need from: {', '.join(caller.spec.argnames) or 'none'}")
+        if param.name not in allowed:
+            hint = difflib.get_close_matches(param.name, allowed, 1)
+            return (f"hook {caller.name!r} has no argument {param.name!r}"
+                    + (f" (did you mean {hint[0]!r}?)" if hint else "")
+                    + f"; its arguments are: {', '.join(caller.spec.argnames) or 'none'}")
+        if param.kind is param.KEYWORD_ONLY:
+            return (f"hook {caller.name!r}: argument {param.name!r} is keyword-only and would "
+                    "never be passed; remove the '*' before it")
+    return None
 
 
 # -- MEMHOST_TRACE_HOOKS ---------------------------------------------------------------------------
