@@ -54,6 +54,10 @@ class ReviewSettings(BaseModel):
     api_key_env: str = "MEMHOST_REVIEW_API_KEY"
     timeout: Seconds = 60.0
     max_iterations: Annotated[int, Field(ge=1, le=64)] = 8
+    #: Retries of one model call after HTTP 429 or 5xx (with backoff, honouring Retry-After).
+    max_retries: Annotated[int, Field(ge=0, le=10)] = 3
+    #: Characters of conversation transcript one review sends (the oldest part is left out).
+    max_chars: Annotated[int, Field(ge=1_000, le=1_000_000)] = 24_000
 
 
 class CuratorSettings(BaseModel):
