@@ -307,3 +307,40 @@ def test_json_forms_parse_on_a_fresh_home(home: Path, argv: list[str]) -> None:
     result = memhost(home, *argv)
     assert result.returncode == 0
     assert isinstance(as_json(result), dict)
+
+
+# -- docs/memory.md describes this code ----------------------------------------------------------
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "memory.md"
+
+
+def test_docs_list_exactly_the_memory_subcommands() -> None:
+    import argparse
+    import re
+
+    from memhost.cli import build_parser
+
+    parser = build_parser()
+    commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    memory = commands.choices["memory"]
+    actions = next(a for a in memory._actions if isinstance(a, argparse._SubParsersAction))
+    documented = set(re.findall(r"^memhost memory (\w+)", DOCS.read_text(encoding="utf-8"), re.M))
+    assert documented == set(actions.choices)
+
+
+def test_docs_quote_the_defaults_and_the_terminal_answer(home: Path) -> None:
+    from memhost.builtin_providers.store import SAVED_NOTE
+    from memhost.config import MemorySettings
+
+    text = DOCS.read_text(encoding="utf-8")
+    defaults = MemorySettings()
+    assert f"| `memory_char_limit` | `{defaults.memory_char_limit}` |" in text
+    assert f"| `user_char_limit` | `{defaults.user_char_limit}` |" in text
+    assert f'"note": "{SAVED_NOTE}"' in text
+
+    update_config(home, {("memory", "memory_char_limit"): 10})
+    tool = MemoryTool(MemoryStore.from_settings(home, load_config(home).memory))
+    answers = [tool.call({"target": "memory", "action": "add", "content": "far too long to fit"})
+               for _ in range(4)]
+    assert [a.get("done") for a in answers] == [None, None, None, True]
+    assert json.dumps(answers[3], ensure_ascii=False) in text

@@ -82,7 +82,3 @@ def preview(text: str, width: int = 70) -> str:
 def entries_phrase(count: int) -> str:
     """``"1 entry"``, ``"3 entries"``."""
     return f"{count} entr{'y' if count == 1 else 'ies'}"
-
-
-def indent(text: str, prefix: str = "    ") -> str:
-    return "\n".join(prefix + line for line in text.splitlines())
