@@ -57,20 +57,32 @@ _PATTERNS: list[tuple[str, str, str]] = [
     # exfiltration
     ("exfil_curl", "all", r"\bcurl\b[^\n]{0,200}\$\{?\w*(?:KEY|TOKEN|SECRET|PASSWORD|CREDENTIALS?)\b"),
     ("exfil_wget", "all", r"\bwget\b[^\n]{0,200}\$\{?\w*(?:KEY|TOKEN|SECRET|PASSWORD|CREDENTIALS?)\b"),
+    # "more" and "type" are also plain English ("more than one .env file"), so for them the
+    # secret file must be the very next word, as in a command line.
     ("read_secrets", "all",
-     r"\b(?:cat|less|more|head|tail|type)\s+[^\n]{0,80}?(?:\.env\b|credentials\b|\.netrc\b|\.pgpass\b|\.npmrc\b|\.pypirc\b)"),
+     r"\b(?:(?:cat|less|head|tail)\s+[^\n]{0,80}?|(?:more|type)\s+\S*?)"
+     r"(?:\.env\b|credentials\b|\.netrc\b|\.pgpass\b|\.npmrc\b|\.pypirc\b)"),
     # role hijack
     ("role_hijack", "context", r"\byou\s+are\s+(?:now|from\s+now\s+on)\s+(?:a|an|the|my)\s+\w+"),
     ("role_pretend", "context", r"\b(?:pretend|act\s+as\s+if)\s+(?:to\s+be|you\s+are|you're|you\s+have\s+no)\b"),
     ("identity_override", "context", r"\b(?:call|name)\s+yourself\s+\w+"),
     ("leak_system_prompt", "context",
-     _near(r"\b(?:reveal|print|show|output|repeat|leak)", r"(?:your|the)\s+(?:system\s+prompt|instructions|hidden\s+prompt)\b")),
-    ("remove_filters", "context", _near(r"\b(?:remove|turn\s+off|drop)", r"(?:content\s+)?(?:filters|moderation)\b")),
-    ("fake_update", "context", r"\b(?:important|urgent|critical)\s+(?:system\s+)?update\s*:"),
+     # "the instructions" alone is everyday text ("print the instructions for the build").
+     _near(r"\b(?:reveal|print|show|output|repeat|leak)",
+           r"(?:your\s+(?:system\s+prompt|instructions|hidden\s+prompt)|the\s+(?:system|hidden)\s+"
+           r"(?:prompt|instructions))\b")),
+    # Bare "filters" and "important update:" are ordinary notes ("drop the duplicate filters in
+    # the query", "Important update: the API moved to v2"); the attacks name content filtering
+    # or pose as a system message.
+    ("remove_filters", "context",
+     _near(r"\b(?:remove|turn\s+off|drop|disable)",
+           r"(?:(?:content|safety|output)\s+filter(?:s|ing)?|moderation)\b")),
+    ("fake_update", "context", r"\b(?:important|urgent|critical)\s+system\s+(?:update|message)\s*:"),
     ("forced_action", "context",
      _near(r"\byou\s+must", r"(?:register|connect|report|beacon|phone\s+home)\b")),
     ("c2_beacon", "context",
-     r"\b(?:beacon|heartbeat|check[\s-]?in)\b[^\n]{0,80}\b(?:c2|command[\s-]and[\s-]control|server)\b"),
+     # Not plain "server": heartbeats and check-ins with servers are everyday operations notes.
+     r"\b(?:beacon|heartbeat|check[\s-]?in)\b[^\n]{0,80}\b(?:c2|c&c|command[\s-]and[\s-]control)\b"),
     ("known_c2_framework", "context", r"\b(?:cobalt\s*strike|sliver\s+implant|havoc\s+c2|mythic\s+c2|metasploit|meterpreter)\b"),
     ("anti_forensic", "context",
      r"\b(?:history\s+-c|unset\s+HISTFILE|shred\s+-[a-z]*u|rm\s+-rf\s+/var/log|wipe\s+(?:the\s+)?logs?)\b"),
