@@ -1,0 +1,553 @@
+"""Finding memory providers, and loading the one asked for.
+
+Sources, in precedence order (the first one seen under a name wins; the rest are *shadowed*,
+reported with their paths, never silently ignored):
+
+1. bundled: ``<memhost.plugins>/<name>/`` — folders shipped with memhost;
+2. user: ``<home>/plugins/<name>/``;
+3. entry points: group ``memhost.providers`` of installed distributions.
+
+A folder provider has a ``plugin.toml`` (see :mod:`memhost.manifest`); folders whose names start
+with ``_`` or ``.`` are ignored. :func:`discover` reads manifests and entry-point metadata only:
+no provider code runs. :func:`load_provider` imports and instantiates one provider, and every way
+that can fail is a :class:`~memhost.errors.ProviderError` saying exactly what failed; the failure
+is also kept as a :class:`LoadFailure` record (with the traceback) for ``memhost doctor``.
+
+Environment: ``MEMHOST_DISABLED_PROVIDERS=a,b`` blocks names; ``MEMHOST_STRICT_PROVIDERS=1`` makes
+discovery raise on a broken provider instead of recording it (and the manager raise when the
+configured provider cannot be used); ``MEMHOST_DISABLE_ENTRYPOINTS=1`` skips entry points.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import importlib
+import importlib.util
+import inspect
+import logging
+import os
+import threading
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memhost.errors import ConfigError, ProviderError
+from memhost.manifest import (
+    MANIFEST_NAME,
+    NAME_PATTERN,
+    RESERVED_NAMES,
+    Manifest,
+    ManifestError,
+    read_manifest,
+)
+
+log = logging.getLogger("memhost.discovery")
+
+ENTRY_POINT_GROUP = "memhost.providers"
+DISABLED_ENV = "MEMHOST_DISABLED_PROVIDERS"
+STRICT_ENV = "MEMHOST_STRICT_PROVIDERS"
+NO_ENTRYPOINTS_ENV = "MEMHOST_DISABLE_ENTRYPOINTS"
+SCHEMA_FILE = "config_schema.py"
+#: ``memory.provider`` values that mean "the builtin memory only".
+BUILTIN_ONLY = frozenset({"", "builtin", "none"})
+SOURCES = ("bundled", "user", "entrypoint")
+
+_TRUE = {"1", "true", "yes", "on"}
+_warned_shadows: set[tuple[str, str]] = set()
+_recorded: dict[tuple[str, str, str], LoadFailure] = {}
+_recorded_lock = threading.Lock()
+
+
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in _TRUE
+
+
+def strict_mode() -> bool:
+    return _env_flag(STRICT_ENV)
+
+
+def entrypoints_enabled() -> bool:
+    return not _env_flag(NO_ENTRYPOINTS_ENV)
+
+
+def blocked_names() -> list[str]:
+    """The names listed in ``MEMHOST_DISABLED_PROVIDERS`` (comma separated)."""
+    return [n.strip() for n in os.environ.get(DISABLED_ENV, "").split(",") if n.strip()]
+
+
+def bundled_root() -> Path:
+    """The folder of the ``memhost.plugins`` package, where bundled provider folders live."""
+    import memhost.plugins
+
+    return Path(next(iter(memhost.plugins.__path__))).resolve()
+
+
+def user_root(home: Path) -> Path:
+    return Path(home) / "plugins"
+
+
+# -- records ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One provider found by discovery. ``status``: ``available``, ``unavailable`` (a required
+    package is missing; ``reason`` says which and how to install it), ``failed`` (its manifest
+    is broken; ``reason`` says how), ``blocked`` or ``shadowed``."""
+
+    name: str
+    source: str
+    path: Path | None = None
+    distribution: str | None = None
+    dist_version: str | None = None
+    version: str = ""
+    description: str = ""
+    entry: str = ""
+    requires: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()
+    status: str = "available"
+    reason: str = ""
+    shadowed_by: str = ""
+    entry_point: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def where(self) -> str:
+        """The folder, or the distribution and version for an entry point."""
+        if self.source == "entrypoint":
+            return f"{self.distribution or '?'} {self.dist_version or '?'}"
+        return str(self.path)
+
+    def describe(self) -> str:
+        return f"{self.source} {self.where}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name, "source": self.source,
+            "path": str(self.path) if self.path else None,
+            "distribution": self.distribution, "distribution_version": self.dist_version,
+            "version": self.version, "description": self.description, "entry": self.entry,
+            "requires": list(self.requires), "missing": list(self.missing),
+            "status": self.status, "reason": self.reason, "shadowed_by": self.shadowed_by or None,
+        }
+
+
+@dataclass(frozen=True)
+class LoadFailure:
+    """A provider that could not be read or loaded."""
+
+    name: str
+    source: str
+    path: str | None
+    distribution: str | None
+    dist_version: str | None
+    error: str
+    traceback: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "source": self.source, "path": self.path,
+                "distribution": self.distribution, "distribution_version": self.dist_version,
+                "error": self.error, "traceback": self.traceback}
+
+
+class ProviderLoadError(ProviderError):
+    """A provider could not be loaded; :attr:`failure` keeps the record (and traceback)."""
+
+    def __init__(self, message: str, failure: LoadFailure) -> None:
+        super().__init__(message)
+        self.failure = failure
+
+
+@dataclass
+class Discovery:
+    """Everything :func:`discover` found."""
+
+    candidates: list[Candidate]
+    shadowed: list[Candidate]
+    blocked: list[str]
+    failures: list[LoadFailure]
+
+    def get(self, name: str) -> Candidate | None:
+        return next((c for c in self.candidates if c.name == name), None)
+
+    def names(self) -> list[str]:
+        return sorted(c.name for c in self.candidates)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"providers": [c.as_dict() for c in self.candidates],
+                "shadowed": [c.as_dict() for c in self.shadowed],
+                "blocked": list(self.blocked),
+                "failures": [f.as_dict() for f in self.failures]}
+
+
+def _failure(candidate: Candidate, error: str, tb: str = "") -> LoadFailure:
+    return LoadFailure(candidate.name, candidate.source,
+                       str(candidate.path) if candidate.path else None,
+                       candidate.distribution, candidate.dist_version, error, tb)
+
+
+def _record(failure: LoadFailure) -> None:
+    with _recorded_lock:
+        _recorded[(failure.name, failure.source, failure.path or failure.distribution or "")] = failure
+
+
+def _forget(candidate: Candidate) -> None:
+    with _recorded_lock:
+        _recorded.pop((candidate.name, candidate.source,
+                       str(candidate.path) if candidate.path else candidate.distribution or ""), None)
+
+
+def recorded_failures() -> list[LoadFailure]:
+    """Load failures seen by :func:`load_provider` in this process (latest per provider)."""
+    with _recorded_lock:
+        return list(_recorded.values())
+
+
+# -- scanning -----------------------------------------------------------------------------------
+
+
+def _scan_folders(root: Path, source: str) -> list[Candidate]:
+    try:
+        entries = sorted(root.iterdir())
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        log.warning("cannot list %s provider folder %s: %s", source, root, exc)
+        return []
+    found = []
+    for folder in entries:
+        if folder.name.startswith(("_", ".")):
+            continue
+        try:
+            if not folder.is_dir():
+                continue
+        except OSError:
+            continue
+        found.append(_folder_candidate(folder, source))
+    return found
+
+
+def _folder_candidate(folder: Path, source: str) -> Candidate:
+    from memhost.requirements import missing_requirements, pip_command
+
+    try:
+        manifest = read_manifest(folder)
+        if manifest.name != folder.name:
+            raise ManifestError(f"{folder / MANIFEST_NAME}: name = {manifest.name!r} does not match "
+                                f"the folder name {folder.name!r}; make them the same")
+    except ManifestError as exc:
+        return Candidate(folder.name, source, folder, status="failed", reason=str(exc))
+    missing = tuple(missing_requirements(manifest.requires))
+    status, reason = "available", ""
+    if missing:
+        status = "unavailable"
+        reason = (f"needs {', '.join(missing)}, not installed; install with: "
+                  f"{pip_command(missing)}")
+    return Candidate(manifest.name, source, folder, version=manifest.version,
+                     description=manifest.description, entry=manifest.entry,
+                     requires=tuple(manifest.requires), missing=missing, status=status, reason=reason)
+
+
+def _module_dir(module: str) -> Path | None:
+    """The package folder holding ``module``, found from import metadata without importing it
+    (``None`` for a top-level single-file module, which has no folder of its own)."""
+    parts = module.split(".")
+    try:
+        spec = importlib.util.find_spec(parts[0])
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    folder = Path(next(iter(spec.submodule_search_locations)))
+    for part in parts[1:]:
+        if (folder / part).is_dir():
+            folder = folder / part
+        elif (folder / f"{part}.py").is_file():
+            break
+        else:
+            return None
+    return folder
+
+
+def _scan_entrypoints() -> list[Candidate]:
+    import importlib_metadata
+
+    found = []
+    for ep in importlib_metadata.entry_points(group=ENTRY_POINT_GROUP):
+        dist = ep.dist
+        dist_name = dist.metadata["Name"] if dist is not None else None
+        dist_version = dist.version if dist is not None else None
+        summary = (dist.metadata["Summary"] or "") if dist is not None else ""
+        base = Candidate(ep.name, "entrypoint", None, dist_name, dist_version,
+                         version=dist_version or "", description=summary, entry=ep.value,
+                         entry_point=ep)
+        if not NAME_PATTERN.match(ep.name) or ep.name.lower() in RESERVED_NAMES:
+            found.append(_replace(base, status="failed", reason=(
+                f"entry point {ep.name!r} in group {ENTRY_POINT_GROUP!r} of {dist_name} "
+                f"{dist_version} is not a valid provider name (letters, digits, '_' and '-'; "
+                f"not {', '.join(sorted(RESERVED_NAMES))})")))
+            continue
+        found.append(_replace(base, path=_module_dir(ep.module)))
+    return found
+
+
+def _replace(candidate: Candidate, **changes: Any) -> Candidate:
+    from dataclasses import replace
+
+    return replace(candidate, **changes)
+
+
+def discover(home: Path, *, bundled_dir: Path | None = None, entrypoints: bool | None = None,
+             strict: bool | None = None) -> Discovery:
+    """Every provider candidate, from manifests and entry-point metadata only.
+
+    ``bundled_dir`` replaces the bundled folder (tests); ``entrypoints`` overrides
+    ``MEMHOST_DISABLE_ENTRYPOINTS``; ``strict`` overrides ``MEMHOST_STRICT_PROVIDERS`` (a broken
+    provider then raises :class:`ProviderError` instead of being recorded).
+    """
+    strict = strict_mode() if strict is None else strict
+    use_entrypoints = entrypoints_enabled() if entrypoints is None else entrypoints
+    blocked = blocked_names()
+    blocked_keys = {b.casefold() for b in blocked}
+    raw = _scan_folders(Path(bundled_dir) if bundled_dir else bundled_root(), "bundled")
+    raw += _scan_folders(user_root(home), "user")
+    if use_entrypoints:
+        try:
+            raw += _scan_entrypoints()
+        except Exception as exc:  # broken metadata of one distribution must not hide folders
+            log.warning("cannot read %r entry points: %s", ENTRY_POINT_GROUP, exc)
+    winners: dict[str, Candidate] = {}
+    shadowed: list[Candidate] = []
+    failures: list[LoadFailure] = []
+    for candidate in raw:
+        if candidate.name.casefold() in blocked_keys:
+            candidate = _replace(candidate, status="blocked",
+                                 reason=f"blocked by {DISABLED_ENV}")
+        winner = winners.get(candidate.name)
+        if winner is not None:
+            shadowed.append(_replace(candidate, status="shadowed", shadowed_by=winner.describe()))
+            key = (candidate.name, candidate.describe())
+            if key not in _warned_shadows:
+                _warned_shadows.add(key)
+                log.warning("memory provider %r from %s is shadowed by the one from %s (the first "
+                            "source wins: bundled, then user, then entry points); rename one of "
+                            "them to use both", candidate.name, candidate.describe(),
+                            winner.describe())
+            continue
+        winners[candidate.name] = candidate
+        if candidate.status == "failed":
+            if strict:
+                raise ProviderError(f"{candidate.reason} ({STRICT_ENV} is set)")
+            failures.append(_failure(candidate, candidate.reason))
+    listed = {(f.name, f.source, f.path or f.distribution or "") for f in failures}
+    current = {(c.name, c.source, str(c.path) if c.path else c.distribution or "")
+               for c in winners.values()}
+    failures += [f for key, f in _recorded_snapshot() if key in current and key not in listed]
+    return Discovery(sorted(winners.values(), key=lambda c: c.name), shadowed, blocked, failures)
+
+
+def _recorded_snapshot() -> list[tuple[tuple[str, str, str], LoadFailure]]:
+    with _recorded_lock:
+        return list(_recorded.items())
+
+
+# -- names --------------------------------------------------------------------------------------
+
+
+def known_names(home: Path, **options: Any) -> list[str]:
+    """The names a ``memory.provider`` setting may use (besides ``builtin``)."""
+    return discover(home, strict=False, **options).names()
+
+
+def unknown_name_message(name: str, names: list[str], home: Path) -> str:
+    lowered = {n.lower(): n for n in names}
+    close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+    if name.lower() in lowered and lowered[name.lower()] not in close:
+        close.insert(0, lowered[name.lower()])
+    hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    known = ", ".join(names) if names else "none found"
+    return (f"no memory provider is named {name!r}.{hint} Known providers: {known}; "
+            f"'builtin' means the builtin memory only. Provider folders go in "
+            f"{user_root(home)}/<name>/ (see `memhost providers list`).")
+
+
+def validate_provider_name(name: str, home: Path, **options: Any) -> str:
+    """Check a ``memory.provider`` value against what was discovered.
+
+    Returns the name to store (``""`` for the builtin memory only: ``""``, ``builtin`` and
+    ``none``); raises :class:`ConfigError` for an unknown name, with the known names and close
+    matches.
+    """
+    cleaned = name.strip()
+    if cleaned.lower() in BUILTIN_ONLY:
+        return ""
+    names = known_names(home, **options)
+    if cleaned not in names:
+        raise ConfigError(f"memory.provider: {unknown_name_message(cleaned, names, home)}")
+    return cleaned
+
+
+def _find(name: str, home: Path, **options: Any) -> Candidate:
+    found = discover(home, **options)
+    candidate = found.get(name)
+    if candidate is None:
+        raise ProviderError(unknown_name_message(name, found.names(), home))
+    return candidate
+
+
+def schema_path(name: str, home: Path, **options: Any) -> Path | None:
+    """The provider's ``config_schema.py``, or ``None`` when it has none. Imports nothing."""
+    candidate = _find(name, home, strict=False, **options)
+    if candidate.path is None:
+        return None
+    path = candidate.path / SCHEMA_FILE
+    return path if path.is_file() else None
+
+
+# -- loading ------------------------------------------------------------------------------------
+
+
+def load_provider(name: str, home: Path, **options: Any) -> Any:
+    """Import provider ``name`` and return its provider object.
+
+    Raises :class:`ProviderError` saying exactly what failed: an unknown name (with the known
+    names and close matches), a blocked name, a broken manifest, a missing required package, an
+    import that raised (with the error), or no provider object in the module.
+    """
+    return load_candidate(_find(name, home, **options))
+
+
+def load_candidate(candidate: Candidate) -> Any:
+    """Load one discovered candidate (see :func:`load_provider`)."""
+    label = f"memory provider {candidate.name!r} ({candidate.describe()})"
+    if candidate.status == "blocked":
+        raise ProviderError(f"{label} is blocked by {DISABLED_ENV}="
+                            f"{os.environ.get(DISABLED_ENV, '')!r}; remove it from that list to "
+                            "use it")
+    if candidate.status == "failed":
+        raise ProviderError(f"{label} cannot be loaded: {candidate.reason}")
+    if candidate.status == "unavailable":
+        raise ProviderError(f"{label} is unavailable: {candidate.reason}")
+    if candidate.status == "shadowed":
+        raise ProviderError(f"{label} is shadowed by the one from {candidate.shadowed_by}")
+    module_name, _, attribute = candidate.entry.partition(":")
+    try:
+        if candidate.source == "entrypoint":
+            module = importlib.import_module(module_name)
+        else:
+            from memhost import pathload
+
+            assert candidate.path is not None
+            module = pathload.load_module(candidate.path, module_name, name=candidate.name)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:
+        from memhost.pathload import EntryModuleMissing
+
+        if isinstance(exc, EntryModuleMissing):
+            _raise(candidate, f"{label}: plugin.toml entry = {candidate.entry!r} names a module "
+                              f"that does not exist: {exc}")
+        _raise(candidate, f"{label} failed to import: {type(exc).__name__}: {exc}", exc)
+    provider = _provider_object(module, attribute, label, candidate)
+    _forget(candidate)
+    return provider
+
+
+def _raise(candidate: Candidate, message: str, exc: BaseException | None = None) -> None:
+    tb = "".join(traceback.format_exception(exc)) if exc is not None else ""
+    failure = _failure(candidate, message, tb)
+    _record(failure)
+    log.debug("%s", message)
+    raise ProviderLoadError(message, failure)
+
+
+def has_hookimpls(obj: Any) -> bool:
+    """True when ``obj`` has at least one attribute marked ``@memhost.hookimpl``."""
+    for attr in dir(obj):
+        try:
+            value = inspect.getattr_static(obj, attr)
+        except AttributeError:
+            continue
+        if isinstance(value, staticmethod | classmethod):
+            value = value.__func__
+        if getattr(value, "memhost_impl", None) is not None:
+            return True
+    return False
+
+
+def _provider_object(module: Any, attribute: str, label: str, candidate: Candidate) -> Any:
+    where = getattr(module, "__name__", "?")
+    if not attribute:
+        if has_hookimpls(module):
+            return module
+        _raise(candidate, f"{label}: no provider found: the module defines no "
+                          "@memhost.hookimpl functions; name the provider class in the entry, as "
+                          "'module:Class'")
+    obj: Any = module
+    for part in attribute.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            _raise(candidate, f"{label}: no provider found: {attribute!r} is not defined in "
+                              f"module {where!r} (entry = {candidate.entry!r})")
+    return instantiate(obj, label, candidate)
+
+
+def instantiate(obj: Any, label: str, candidate: Candidate | None = None) -> Any:
+    """Turn what an entry names into a provider object: a class is instantiated, an object with
+    hook implementations is used as is, any other callable is a factory and is called."""
+    fail = (lambda msg, exc=None: _raise(candidate, msg, exc)) if candidate is not None else None
+
+    def error(message: str, exc: BaseException | None = None) -> None:
+        if fail is not None:
+            fail(message, exc)
+        raise ProviderError(message)
+
+    what = getattr(obj, "__qualname__", type(obj).__name__)
+    if inspect.isclass(obj) or (callable(obj) and not has_hookimpls(obj)):
+        try:
+            made = obj()
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:
+            error(f"{label}: {what}() raised {type(exc).__name__}: {exc}", exc)
+        if inspect.isclass(made):
+            return instantiate(made, label, candidate)
+        obj = made
+    if not has_hookimpls(obj):
+        error(f"{label}: no provider found: {what} has no methods marked @memhost.hookimpl")
+    return obj
+
+
+# -- runtime config -----------------------------------------------------------------------------
+
+
+def runtime_config(name: str, home: Path, table: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The config a provider's hooks receive: with a ``config_schema.py``, the settings service's
+    values (defaults, stored values, secrets from the env store); otherwise a copy of the raw
+    ``[providers.<name>]`` table. A schema that cannot be used is logged and the raw table given."""
+    raw = copy.deepcopy(table or {})
+    try:
+        path = schema_path(name, home)
+    except ProviderError:
+        return raw
+    if path is None:
+        return raw
+    try:
+        from memhost.schema.settings import SettingsService
+
+        return dict(SettingsService(home).values(name))
+    except KeyboardInterrupt:
+        raise
+    except Exception as exc:
+        log.warning("memory provider %r: its config schema %s cannot be used (%s: %s); it gets the "
+                    "raw [providers.%s] table instead", name, path, type(exc).__name__, exc, name)
+        return raw
+
+
+__all__ = [
+    "BUILTIN_ONLY", "Candidate", "Discovery", "ENTRY_POINT_GROUP", "LoadFailure",
+    "ProviderLoadError", "discover", "known_names", "load_candidate", "load_provider",
+    "recorded_failures", "runtime_config", "schema_path", "validate_provider_name",
+]
