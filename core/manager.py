@@ -82,6 +82,7 @@ class MemoryManager:
         self._worker = BackgroundWorker()
         self._journal: Journal | None = None
         self._replaying: list[Journal] = []
+        self._replay_due = False
         self._outbox: Outbox | None = None
         self._prefetch_pool: ThreadPoolExecutor | None = None
         self._prefetch_call: Future[Any] | None = None
@@ -167,7 +168,9 @@ class MemoryManager:
             self._external = provider
             self._outbox = Outbox(self.home, name)
             self._journal = self._outbox.open_journal()
-            self._replay_orphans()
+            # Writes an earlier manager left behind are replayed once the provider has been
+            # initialised (a provider opens its connection there), and before any new write.
+            self._replay_due = True
             if self.session_id:
                 self._initialize(provider)
         log.info("memory provider %r registered (%d tools)", name,
@@ -219,6 +222,8 @@ class MemoryManager:
     def _initialize(self, provider: Provider) -> None:
         self._providers.call(provider, "initialize", session_id=self.session_id, home=self.home,
                              config=self._provider_config(provider.name), context=self.context)
+        if provider is self._external:
+            self._replay_if_due()
 
     def system_prompt(self) -> str:
         """The memory part of the system prompt, built once per session and then reused as is."""
@@ -247,7 +252,8 @@ class MemoryManager:
         if not isinstance(arguments, dict):
             return _json_error(f"The arguments for {name!r} must be a JSON object.")
         if not provider.is_builtin:
-            arguments = redact(arguments)
+            # A copy: a provider that edits its arguments must not edit the host's dict.
+            arguments = copy.deepcopy(redact(arguments))
         result = self._providers.call(provider, "handle_tool_call", tool_name=name,
                                       arguments=arguments, session_id=self.session_id)
         if result is FAILED or result is None:
@@ -270,7 +276,8 @@ class MemoryManager:
             recall, raw = "skipped-trivial", ""
         else:
             recall, raw = self._prefetch(self._external, query)
-        return Turn(self._turns, build_context_block(raw) if raw else "", self._review_due, recall)
+        context = build_context_block(raw, source=self._external.name) if raw and self._external else ""
+        return Turn(self._turns, context, self._review_due, recall)
 
     def _prefetch(self, provider: Provider, query: str) -> tuple[str, str]:
         stats = self._prefetch_stats
@@ -334,7 +341,8 @@ class MemoryManager:
         """Before the host compresses its context: text the summary should keep."""
         parts = []
         for provider in self._providers:
-            payload = messages if provider.is_builtin else redact(messages)
+            # A copy for external providers: they must not edit the host's transcript.
+            payload = messages if provider.is_builtin else copy.deepcopy(redact(messages))
             value = self._providers.call(provider, "pre_compress", session_id=self.session_id,
                                          messages=payload)
             if value and value is not FAILED and value.strip():
@@ -388,7 +396,13 @@ class MemoryManager:
     def _submit_write(self, label: str, calls: list[tuple[str, dict[str, Any]]]) -> None:
         if self._external is None or self._journal is None:
             return
+        self._replay_if_due()
         record = self._journal.append(calls)
+        if record is None:
+            # After shutdown the journal is closed; writing to it raised into the host's turn.
+            log.warning("memhost is shut down; dropped late write %s for provider %r", label,
+                        self._external.name)
+            return
         self._queue_record(self._journal, record, label)
 
     def _queue_record(self, journal: Journal, record: Record, label: str) -> None:
@@ -404,6 +418,11 @@ class MemoryManager:
                 remaining.pop(0)
 
         self._worker.submit(Task("write", label, deliver, lambda: journal.ack(record.seq)))
+
+    def _replay_if_due(self) -> None:
+        if self._replay_due and self._shutdown_report is None:
+            self._replay_due = False
+            self._replay_orphans()
 
     def _replay_orphans(self) -> None:
         assert self._outbox is not None
