@@ -8,6 +8,7 @@ with the whole request.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 #: Names of tools a host's core owns; a provider tool with one of these names is refused, since
@@ -19,6 +20,11 @@ RESERVED_TOOL_NAMES = frozenset({
     "browser_type", "browser_snapshot", "vision_analyze", "image_generate", "text_to_speech",
     "cronjob", "process",
 })
+
+
+# What the chat-completion APIs accept as a function name. A provider tool outside it would make
+# a strict backend reject the whole request, every tool included, so it is dropped here instead.
+TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
 class SchemaProblem(ValueError):
@@ -37,8 +43,12 @@ def normalise_tool_schema(schema: Any) -> dict[str, Any]:
     name = schema.get("name")
     if not isinstance(name, str) or not name.strip():
         raise SchemaProblem("schema has no string 'name'")
+    if not TOOL_NAME.match(name.strip()):
+        raise SchemaProblem(f"tool name {name!r} is not accepted by model APIs; use 1-64 "
+                            "letters, digits, '_' or '-'")
     parameters = schema.get("parameters", {"type": "object", "properties": {}})
-    if not isinstance(parameters, dict):
+    # Function parameters are always an object schema; anything else is rejected upstream.
+    if not isinstance(parameters, dict) or parameters.get("type", "object") != "object":
         raise SchemaProblem(f"tool {name!r}: 'parameters' must be an object schema")
     description = schema.get("description", "")
     if not isinstance(description, str):
