@@ -344,3 +344,12 @@ def test_docs_quote_the_defaults_and_the_terminal_answer(home: Path) -> None:
                for _ in range(4)]
     assert [a.get("done") for a in answers] == [None, None, None, True]
     assert json.dumps(answers[3], ensure_ascii=False) in text
+
+
+def test_an_unreadable_archive_is_a_clean_error(home: Path) -> None:
+    (home / "memories" / "archive.jsonl").mkdir(parents=True)  # not a file: reading it fails
+    for argv in (["memory", "history"], ["memory", "restore", "abcd1234"]):
+        result = memhost(home, *argv)
+        assert result.returncode == 2, argv
+        assert result.stderr.startswith("memhost: error: ") and "archive.jsonl" in result.stderr
+        assert "Traceback" not in result.stderr

@@ -213,3 +213,11 @@ def test_sections_are_extensible_and_a_failing_check_is_isolated(home: Path) -> 
 def test_problems_give_exit_status_one(home: Path, flag: list[str]) -> None:
     write(home, "USER.md", b"\xff")
     assert run_doctor(home, *flag).returncode == 1
+
+
+def test_a_memories_path_that_is_not_a_folder_is_a_problem(home: Path) -> None:
+    (home / "memories").write_text("oops", encoding="utf-8")
+    found = sections(report(home))
+    assert any("is not a folder" in p for p in found["home"]["problems"])
+    assert found["store.memory"]["readable"] is False
+    assert found["store.memory"]["status"] == "problem"

@@ -123,6 +123,8 @@ def _lock_findings(path: Path, notes: list[str]) -> str:
 
 
 def check_home(ctx: Context) -> dict[str, Any]:
+    from memhost.home import memories_dir
+
     home = ctx.home
     problems: list[str] = []
     notes: list[str] = []
@@ -133,6 +135,10 @@ def check_home(ctx: Context) -> dict[str, Any]:
         problems.append(f"{home} is not a folder; point MEMHOST_HOME (or --home) at a folder")
     elif not os.access(home, os.W_OK | os.X_OK):
         problems.append(f"{home} is not writable by this user; memory writes will fail")
+    memories = memories_dir(home)
+    if memories.exists() and not memories.is_dir():
+        problems.append(f"{memories} is not a folder; move it aside so memhost can create the "
+                        "memory folder there")
     return section("home", "Home", lines=[f"{home} (from {ctx.home_source})"],
                    problems=problems, notes=notes, path=str(home), source=ctx.home_source,
                    exists=exists)
@@ -174,11 +180,11 @@ def check_store(ctx: Context, target: str) -> dict[str, Any]:
              str(path)]
     if not info["enabled"]:
         notes.append(f"{info['file']} is disabled: the model cannot see or change it")
-    if not info["exists"]:
-        lines.append("not created yet (no entries)")
-    elif not info["readable"]:
+    if not info["readable"]:
         problems.append(f"{info['error']}: writes to it are refused until it can be read; fix its "
                         "permissions, or its encoding (it must be UTF-8)")
+    elif not info["exists"]:
+        lines.append("not created yet (no entries)")
     else:
         lines.append(f"{_common.entries_phrase(info['entry_count'])}, {info['usage']}")
     if info["used"] > info["limit"]:

@@ -231,12 +231,24 @@ def _print_failure(response: dict[str, Any]) -> None:
 # -- history / restore ------------------------------------------------------------------------
 
 
+def _archived(archive: Any) -> list[Any]:
+    """The archive's records; an archive that cannot be read is a clean error."""
+    from memhost.errors import MemhostError
+
+    try:
+        return archive.entries()
+    except OSError as exc:
+        raise MemhostError(f"{archive.path} cannot be read ({exc.strerror or exc}). Fix its "
+                           "permissions; `memhost doctor` checks it.") from None
+
+
 def cmd_history(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
     home = _common.home(args)
     archive = _common.store(home).archive
-    records = [r for r in archive.entries() if not args.target or r.target == args.target]
+    everything = _archived(archive)
+    records = [r for r in everything if not args.target or r.target == args.target]
     records.reverse()  # newest first
     if args.limit is not None:
         records = records[: max(0, args.limit)]
@@ -245,7 +257,7 @@ def cmd_history(args: argparse.Namespace) -> int:
         return 0
     if not records:
         print("The archive is empty: no entry has been replaced or removed yet."
-              if not archive.entries() else "No archived entry matches.")
+              if not everything else "No archived entry matches.")
         return 0
     print(f"{'ID':<8}  {'TIME':<19}  {'TARGET':<6}  {'ACTION':<7}  {'ORIGIN':<10}  TEXT")
     for r in records:
@@ -262,7 +274,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
     home = _common.home(args)
     settings = _common.config(home).memory
     store = _common.store(home)
-    record = store.archive.get(args.archive_id)
+    record = next((r for r in reversed(_archived(store.archive)) if r.id == args.archive_id), None)
     if record is not None and not store.enabled.get(record.target, False):
         _, reason = enabled_reason(settings, record.target)
         response: dict[str, Any] = {
