@@ -88,6 +88,9 @@ _EXPECTED = {
     "greater_than_equal": "a number of at least {ge}",
     "less_than_equal": "a number of at most {le}",
     "dict_type": "a table",
+    # A scalar where a table belongs (`memory = 5`): pydantic's own text names a Python class.
+    "model_type": "a table",
+    "model_attributes_type": "a table",
     "tuple_type": "a list of strings",
 }
 
@@ -104,7 +107,17 @@ def _describe(error: dict[str, Any], path: Path, data: dict[str, Any]) -> str:
                 f"{', '.join(sorted(known))}.")
     expected = _EXPECTED.get(error["type"], error["msg"])
     expected = expected.format(**(error.get("ctx") or {}))
-    return f"{path}: {where} = {error.get('input')!r} is not valid; expected {expected}."
+    return f"{path}: {where} = {_as_toml(error.get('input'))} is not valid; expected {expected}."
+
+
+def _as_toml(value: Any) -> str:
+    """Show a value the way the user wrote it in config.toml (``true``, not ``True``)."""
+    if isinstance(value, (bool, int, float, str, list)):
+        try:
+            return tomlkit.item(value).as_string()
+        except (TypeError, ValueError):
+            pass
+    return repr(value)
 
 
 def _known_keys(table: list[str]) -> list[str]:
