@@ -140,13 +140,26 @@ class MemoryManager:
             return
         from memhost import discovery
 
+        before, warned = len(self.problems), False
         try:
             plugin = discovery.load_provider(name, self.home)
-            self.register_provider(plugin, name=name)
+            if self.register_provider(plugin, name=name):
+                return
+            # Refused or unavailable: _add already logged why; restate it with the config key.
+            why = "; ".join(p["problem"] for p in self.problems[before:]) or "it was refused"
+            del self.problems[before:]
+            warned = True
         except ProviderError as exc:
-            self._problem(name, str(exc))
-            log.warning("configured memory provider %r is not active: %s. Only the builtin memory "
-                        "is active; run `memhost doctor` for details.", name, exc)
+            why = str(exc)
+        message = (f"configured memory provider {name!r} (memory.provider in "
+                   f"{config_path(self.home)}) is not active: {why}. Only the builtin memory is "
+                   "active.")
+        self._problem(name, message)
+        if not warned:
+            log.warning("%s Run `memhost doctor` for details.", message)
+        if discovery.strict_mode():
+            self.shutdown(timeout=1.0)
+            raise ProviderError(f"{message} ({discovery.STRICT_ENV} is set)")
 
     def _add(self, plugin: Any, name: str) -> Provider | None:
         provider = self._providers.register(plugin, name)
@@ -203,7 +216,13 @@ class MemoryManager:
         self.problems.append({"provider": provider, "problem": message})
 
     def _provider_config(self, name: str) -> dict[str, Any]:
-        return copy.deepcopy(self.config.providers.get(name, {}))
+        table = self.config.providers.get(name, {})
+        if name == BUILTIN:
+            return copy.deepcopy(table)
+        from memhost.discovery import runtime_config
+
+        # With a config schema: defaults, stored values and secrets; else the raw table.
+        return runtime_config(name, self.home, table)
 
     # -- session ---------------------------------------------------------------------------------
 
@@ -509,6 +528,8 @@ class MemoryManager:
             "configured_provider": configured,
             "external_provider": self._external.name if self._external else None,
             "builtin_only": self._external is None,
+            "configured_provider_active": configured.lower() in BUILTIN_ONLY
+            or (self._external is not None and self._external.name == configured),
             "providers": providers,
             "tools": {name: p.name for name, p in self._tools.items()},
             "problems": list(self.problems),
