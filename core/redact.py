@@ -32,10 +32,14 @@ SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("huggingface_token", r"(?P<secret>\bhf_[A-Za-z0-9]{30,})", 0),
         ("jwt", r"(?P<secret>\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})", 0),
         ("bearer", r"\bBearer\s+(?P<secret>[A-Za-z0-9._~+/=-]{12,})", re.I),
+        # Basic credentials are base64 of "user:password"; only in a header, since "Basic" on
+        # its own starts ordinary phrases ("Basic understanding").
+        ("basic_auth", r"\bAuthorization[\"']?\s*[:=]\s*[\"']?Basic\s+(?P<secret>[A-Za-z0-9+/]{6,}={0,2})", re.I),
         ("url_password", r"\b[a-z][a-z0-9+.-]*://[^\s:/@]+:(?P<secret>[^\s@/]{4,})@", re.I),
         ("assignment",
          r"\b(?:password|passwd|pwd|passphrase|secret|token|api[_-]?key|access[_-]?key|"
-         r"secret[_-]?key|client[_-]?secret|auth)\w*[\"']?\s*[:=]\s*[\"']?"
+         # "auth" but not "author"/"authority": "author: Jane Austen" is not a credential.
+         r"secret[_-]?key|client[_-]?secret|authorization|auth(?!or))\w*[\"']?\s*[:=]\s*[\"']?"
          r"(?!(?:Bearer|Basic|Token)\b)(?P<secret>[^\s\"',;]{6,})", re.I),
     ]
 )
@@ -84,11 +88,17 @@ def _rebuild(value: Any, secrets: list[str]) -> Any:
         if all(new is old for new, old in zip(items, value, strict=True)):
             return value
         return type(value)(items) if isinstance(value, tuple) else items
+    if isinstance(value, (set, frozenset)):
+        # _strings() looks inside sets to find secrets, so they must be masked here too.
+        members = {_rebuild(item, secrets) for item in value}
+        if members == value:
+            return value
+        return type(value)(members)
     return value
 
 
 def redact(value: T) -> T:
-    """Mask every secret in ``value`` (a string or any nesting of dicts, lists and tuples)."""
+    """Mask every secret in ``value`` (a string or any nesting of dicts, lists, tuples and sets)."""
     secrets: set[str] = set()
     for text in _strings(value):
         secrets |= find_secrets(text)

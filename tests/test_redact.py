@@ -1,0 +1,96 @@
+"""Egress redaction: secrets are masked in everything handed to a provider, and nothing else."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from memhost.redact import MASK, find_secrets, redact, redact_many
+
+SECRETS = {
+    "openai_key": "sk-proj-abcdefghijklmnopqrstuv",
+    "github_token": "ghp_abcdefghijklmnopqrstuvwxyz0123",
+    "aws_access_key": "AKIAABCDEFGHIJKLMNOP",
+    "slack_token": "xoxb-1234567890-abcdef",
+    "google_api_key": "AIza" + "b" * 35,
+    "gitlab_token": "glpat-abcdefghijklmnopqrst",
+    "huggingface_token": "hf_" + "c" * 32,
+    "jwt": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.c2lnbmF0dXJlc2ln",
+}
+
+
+@pytest.mark.parametrize(("kind", "secret"), sorted(SECRETS.items()))
+def test_key_shapes_are_masked(kind: str, secret: str) -> None:
+    assert redact(f"use {secret} for the api") == f"use {MASK} for the api"
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("Authorization: Bearer abcdefghijklmnop123", "Authorization: Bearer "),
+    ("Authorization: Basic dXNlcjpwYXNzd29yZA==", "Authorization: Basic "),
+    ("db at postgres://app:hunter22@db.internal/app", "postgres://app:"),
+    ("password = correct-horse-battery", "password = "),
+    ('{"api_key": "q1w2e3r4t5y6"}', '{"api_key": "'),
+    ("AUTH_TOKEN=zzzzzzzzzz", "AUTH_TOKEN="),
+])
+def test_labelled_secrets_keep_their_label(text: str, kept: str) -> None:
+    out = redact(text)
+    assert kept in out and MASK in out
+    assert not find_secrets(out)
+
+
+def test_pem_blocks_are_masked_whole() -> None:
+    pem = "-----BEGIN RSA PRIVATE KEY-----\nMIIEabc\ndef\n-----END RSA PRIVATE KEY-----"
+    assert redact(f"key:\n{pem}\nend") == f"key:\n{MASK}\nend"
+
+
+@pytest.mark.parametrize("text", [
+    "User prefers dark mode",
+    "author: Jane Austen wrote Persuasion",
+    "The authority: Ministry of Transport",
+    "Basic understanding of Kubernetes is enough",
+    "password rotation happens monthly",
+    "max_tokens: 4096",
+])
+def test_ordinary_text_is_left_alone(text: str) -> None:
+    assert redact(text) is text
+
+
+def test_nested_structures_are_masked_without_mutating_the_input() -> None:
+    key = SECRETS["github_token"]
+    payload = {
+        "messages": [{"role": "tool", "content": f"token={key}"}, ("tuple", key)],
+        key: "secret as a key",
+        "tags": {f"t:{key}", "plain"},
+        "count": 3,
+    }
+    original = copy.deepcopy(payload)
+    out = redact(payload)
+    assert payload == original
+    assert key not in repr(out)
+    assert out["messages"][0]["content"] == f"token={MASK}"
+    assert out["messages"][1] == ("tuple", MASK) and isinstance(out["messages"][1], tuple)
+    assert out[MASK] == "secret as a key"
+    assert out["tags"] == {f"t:{MASK}", "plain"}
+    assert out["count"] == 3
+
+
+def test_unchanged_values_come_back_as_the_same_objects() -> None:
+    clean = {"a": ["x", {"b": "y"}]}
+    assert redact(clean) is clean
+    mixed = {"clean": ["x"], "dirty": SECRETS["openai_key"]}
+    out = redact(mixed)
+    assert out is not mixed and out["clean"] is mixed["clean"]
+
+
+def test_a_secret_found_once_is_masked_everywhere_in_the_hand_off() -> None:
+    value = "q1w2e3r4t5y6u7"
+    out = redact({"config": f"password: {value}", "later": f"the model repeated {value} bare"})
+    assert out == {"config": f"password: {MASK}", "later": f"the model repeated {MASK} bare"}
+    user, reply = redact_many(f"my api_key={value}", f"ok, stored {value}")
+    assert value not in user and value not in reply
+
+
+def test_a_longer_secret_is_masked_whole() -> None:
+    out = redact(f"token={SECRETS['openai_key']}xyz and {SECRETS['openai_key']}")
+    assert "xyz" not in out and "sk-" not in out
