@@ -99,10 +99,13 @@ def _loose_mode(path: Path) -> str | None:
     return f"{mode:04o}" if mode & 0o077 else None
 
 
-def _temp_findings(path: Path, ctx: Context, problems: list[str], notes: list[str]) -> list[str]:
+def _temp_findings(path: Path, ctx: Context, problems: list[str], notes: list[str], *,
+                   swept: bool = False) -> list[str]:
+    """``swept``: the next change to ``path`` deletes its stale temp files (the memory stores)."""
     stale, recent = leftover_temp_files(path, ctx.now)
     if stale:
-        problems.append(f"leftover temp file(s) from an interrupted write, safe to delete: "
+        also = f" (the next change to {path.name} also removes them)" if swept else ""
+        problems.append(f"leftover temp file(s) from an interrupted write, safe to delete{also}: "
                         f"{', '.join(stale)}")
     if recent:
         notes.append(f"temp file(s) from a write that may still be running: {', '.join(recent)}")
@@ -207,7 +210,7 @@ def check_store(ctx: Context, target: str) -> dict[str, Any]:
     if backups:
         notes.append(f"{len(backups)} drift backup(s) kept from refused writes; delete them once "
                      f"their content is merged back: {', '.join(backups)}")
-    temps = _temp_findings(path, ctx, problems, notes)
+    temps = _temp_findings(path, ctx, problems, notes, swept=True)
     lock = _lock_findings(path, notes)
     meta = entrymeta.meta_path(path)
     without_meta = sum(1 for e in info["entries"] if e["created"] is None)
