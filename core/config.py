@@ -40,7 +40,8 @@ class MemorySettings(BaseModel):
     prefetch_timeout: Seconds = 8.0
     shutdown_timeout: Seconds = 5.0
     write_approval: bool = False
-    reserved_tools: tuple[str, ...] = ()
+    # TOML arrays arrive as lists, which a strict tuple refuses; lax here, items stay strict str.
+    reserved_tools: Annotated[tuple[Annotated[str, Field(strict=True)], ...], Field(strict=False)] = ()
 
 
 class ReviewSettings(BaseModel):
@@ -96,9 +97,13 @@ _EXPECTED = {
 
 
 def _describe(error: dict[str, Any], path: Path, data: dict[str, Any]) -> str:
-    loc = [str(part) for part in error["loc"]]
+    parts = list(error["loc"])
+    item = ""
+    while parts and isinstance(parts[-1], int):  # a bad element of a list value
+        item = f" (item {parts.pop() + 1})" + item
+    loc = [str(part) for part in parts]
     table, key = (".".join(loc[:-1]), loc[-1]) if len(loc) > 1 else ("", loc[0])
-    where = f"[{table}] {key}" if table else key
+    where = (f"[{table}] {key}" if table else key) + item
     if error["type"] == "extra_forbidden":
         known = _known_keys(loc[:-1])
         hint = difflib.get_close_matches(key, known, n=1)

@@ -66,6 +66,16 @@ def test_invalid_values_name_file_key_and_expectation(
     assert "Traceback" not in message and "pydantic" not in message
 
 
+def test_list_values(home: Path) -> None:
+    write_config(home, '[memory]\nreserved_tools = ["mine", "theirs"]\n')
+    assert load_config(home).memory.reserved_tools == ("mine", "theirs")
+    write_config(home, '[memory]\nreserved_tools = ["mine", 5]\n')
+    assert "[memory] reserved_tools (item 2) = 5 is not valid; expected a quoted string" in (
+        config_error(home))
+    write_config(home, '[memory]\nreserved_tools = "mine"\n')
+    assert "expected a list of strings" in config_error(home)
+
+
 def test_unknown_key_suggests_the_close_match(home: Path) -> None:
     write_config(home, "[memory]\nmemroy_char_limit = 100\n")
     message = config_error(home)
