@@ -353,3 +353,13 @@ def test_an_unreadable_archive_is_a_clean_error(home: Path) -> None:
         assert result.returncode == 2, argv
         assert result.stderr.startswith("memhost: error: ") and "archive.jsonl" in result.stderr
         assert "Traceback" not in result.stderr
+
+
+def test_a_failing_save_is_a_clean_error_and_changes_nothing(home: Path) -> None:
+    memhost(home, "memory", "add", "entry one")
+    before = memory_file(home).read_bytes()
+    (home / "memories" / "archive.jsonl").mkdir()  # the archive cannot be appended to
+    result = memhost(home, "memory", "remove", "one")
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.startswith("memhost: error: could not save the change")
+    assert memory_file(home).read_bytes() == before

@@ -7,7 +7,9 @@ threat scanning, drift and unreadable-file refusals, the archive) and give the s
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 from memhost.cli import _common
@@ -179,8 +181,26 @@ def cmd_write(args: argparse.Namespace) -> int:
         arguments["content"] = _read_content(args.content)
     if args.action in ("replace", "remove"):
         arguments["old_text"] = args.old_text
-    response = tool.call(arguments)
+    with _io_errors():
+        response = tool.call(arguments)
     return _report(response, args.json)
+
+
+@contextlib.contextmanager
+def _io_errors() -> Iterator[None]:
+    """A file-system failure while saving is a clean error, not a traceback.
+
+    The store writes the archive first and replaces the memory file last, atomically, so when
+    either fails the memory file is as it was.
+    """
+    from memhost.errors import MemhostError
+
+    try:
+        yield
+    except OSError as exc:
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise MemhostError(f"could not save the change: {exc.strerror or exc}{where}. The memory "
+                           "file was not changed; `memhost doctor` checks the files.") from None
 
 
 def _report(response: dict[str, Any], as_json: bool, lead: str = "") -> int:
@@ -282,6 +302,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
             "error": f"Entry {args.archive_id} belongs to {FILENAMES[record.target]}, which is "
                      f"disabled ({reason}). Enable it under [memory] in config.toml first."}
     else:
-        response = store.restore(args.archive_id).response
+        with _io_errors():
+            response = store.restore(args.archive_id).response
     return _report(response, args.json, lead=f"restored {args.archive_id} to " if
                    response.get("success") else "")
