@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memhost.approval import ApprovalGate, PendingStore
 from memhost.builtin_providers.provider import NAME as BUILTIN
 from memhost.builtin_providers.provider import BuiltinProvider
 from memhost.builtin_providers.store import Change, MemoryStore
@@ -94,7 +95,11 @@ class MemoryManager:
         self._shutdown_report: ShutdownReport | None = None
         self._shutdown_lock = threading.Lock()
 
-        self.builtin = BuiltinProvider(self.store)
+        # Write approval reads the host's confirm callback when a write happens, so a host may
+        # set it after construction (set_confirm_callback).
+        self.builtin = BuiltinProvider(self.store, gate=ApprovalGate(
+            self.store, home=home, enabled=settings.write_approval,
+            confirm=lambda: self.confirm_callback))
         self._add(self.builtin, BUILTIN)
         self.store.subscribe(self._mirror)
 
@@ -111,6 +116,9 @@ class MemoryManager:
             config = validate(data, config_path(resolved))
         manager = cls(resolved, config)
         manager._activate_configured()
+        from memhost.review import reviewer_from_config
+
+        manager.reviewer = reviewer_from_config(manager)
         return manager
 
     # -- providers -------------------------------------------------------------------------------
@@ -536,6 +544,8 @@ class MemoryManager:
             "background": self._worker.status(),
             "outbox_pending": self._outbox.pending_count() if self._outbox else 0,
             "shutdown": self._shutdown_report.as_dict() if self._shutdown_report else None,
+            "review": self.reviewer.status() if hasattr(self.reviewer, "status") else None,
+            "pending_writes": PendingStore(self.home).count(),
         }
 
 
