@@ -7,7 +7,7 @@ and adds nothing else, so a file the tool wrote reads back identically.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 DELIMITER = "\n§\n"
 
@@ -58,13 +58,18 @@ def joined_length(entries: list[str]) -> int:
     return len(serialize(entries))
 
 
-def drift_reason(raw: str, limit: int) -> str | None:
+def drift_reason(raw: str, limit: int, known: Collection[str] = ()) -> str | None:
     """Why ``raw`` is not a clean entry list the tool could rewrite safely, or ``None``.
 
     Formatting never counts: CRLF newlines, trailing spaces, blank padding around delimiters and
     exact duplicates all round-trip. What counts is content a rewrite could mangle: a single
     entry longer than the whole budget (an unstructured blob, e.g. a shell append of a log), a
     line that looks like a delimiter but is not one, or binary bytes.
+
+    ``known`` holds entries the tool itself wrote (they have sidecar metadata). Such an entry is
+    never a blob, however long: it outgrew the budget because the limit was lowered later, and
+    the store must still let it be removed or shortened. Text appended to it changes the entry,
+    so an appended blob is still caught.
     """
     if not raw.strip():
         return None
@@ -75,7 +80,7 @@ def drift_reason(raw: str, limit: int) -> str | None:
         if line != "§" and line.strip() == "§":
             return "a line holds '§' with leading spaces, so it is not read as a delimiter"
     for entry in parse(text):
-        if len(entry) > limit:
+        if len(entry) > limit and entry not in known:
             return (f"one entry is {len(entry):,} characters, longer than the whole "
                     f"{limit:,}-character budget (an unstructured blob)")
     return None

@@ -32,8 +32,9 @@ def _block_reason(text: str) -> tuple[str, ...]:
 
 
 def display_entry(text: str, filename: str) -> str:
-    if text.startswith("[BLOCKED:"):
-        return text
+    # Every entry is scanned, including one that already starts with "[BLOCKED:": skipping
+    # those let a hand-planted "[BLOCKED: x] <injection>" reach the prompt unscanned. A real
+    # placeholder is plain text and passes the scan unchanged, so nothing is wrapped twice.
     reasons = _block_reason(text)
     if not reasons:
         return text

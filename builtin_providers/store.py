@@ -151,6 +151,17 @@ class MemoryStore:
             blocks[target] = render_block(target, entries, limit, FILENAMES[target])
         return Snapshot(**blocks)
 
+    def drift(self, target: str, raw: str | None = None) -> str | None:
+        """Why the file (or ``raw``) would refuse replace/remove/batch, or ``None`` when clean.
+
+        Entries the store wrote itself (they have sidecar metadata) are exempt from the blob
+        rule, so a store whose limit was lowered below one entry can still shrink.
+        """
+        raw = self.read_raw(target) if raw is None else raw
+        meta = entrymeta.load(self.path(target))
+        known = {e for e in parse(raw) if entrymeta.entry_key(e) in meta} if meta else set()
+        return drift_reason(raw, self.limits[target], known)
+
     def metadata(self, target: str) -> list[tuple[str, dict[str, Any]]]:
         """Each entry with its sidecar metadata (empty for entries added by hand)."""
         meta = entrymeta.load(self.path(target))
@@ -325,7 +336,7 @@ class MemoryStore:
                     raw = self.read_raw(target)
                 except Unreadable as exc:
                     return self._unreadable(target, exc)
-                if check_drift and (reason := drift_reason(raw, self.limits[target])):
+                if check_drift and (reason := self.drift(target, raw)):
                     return self._drift(target, raw, reason)
                 entries = parse(raw)
                 try:
@@ -333,7 +344,14 @@ class MemoryStore:
                 except _OpError as exc:
                     return exc.outcome
                 if changes:
-                    self._commit(target, entries, after, changes, origin, session_id)
+                    try:
+                        self._commit(target, entries, after, changes, origin, session_id)
+                    except OSError as exc:
+                        # Disk full, read-only folder...: the atomic write left the old file in
+                        # place, so answer with an error instead of an exception the model never
+                        # sees. (An archive record may already exist; its entry is still live.)
+                        return _fail(f"Could not save {FILENAMES[target]}: {exc}. Nothing was "
+                                     "changed; memory is as it was before this call.")
         except Timeout:
             return _fail(f"{FILENAMES[target]} is locked by another process (waited "
                          f"{self.lock_timeout:g}s). Nothing was changed; try again shortly.")

@@ -101,12 +101,48 @@ class TestFiles:
             os.umask(old)
         memories = home / "memories"
         files = [memories / "MEMORY.md", memories / "MEMORY.md.lock", memories / "archive.jsonl",
-                 memories / "MEMORY.md.meta.json", *backups(store)]
-        assert len(files) == 5
+                 memories / "archive.jsonl.lock", memories / "MEMORY.md.meta.json",
+                 *backups(store)]
+        assert len(files) == 6
         for path in files:
             assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
         assert stat.S_IMODE(memories.stat().st_mode) == 0o700
         assert not list(memories.glob("*.tmp"))
+
+
+def test_temp_files_are_private_before_they_replace_anything(
+        home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    modes: list[int] = []
+    real_replace = os.replace
+
+    def spy(src: str, dst: str) -> None:
+        modes.append(stat.S_IMODE(os.stat(src).st_mode))
+        real_replace(src, dst)
+
+    monkeypatch.setattr("memhost.files.os.replace", spy)
+    old = os.umask(0o000)
+    try:
+        make_store(home).add("memory", "alpha")
+    finally:
+        os.umask(old)
+    assert modes and set(modes) == {0o600}
+
+
+def test_a_failed_write_is_an_error_and_changes_nothing(
+        home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = make_store(home)
+    store.add("memory", "alpha")
+    before = on_disk(store)
+
+    def disk_full(path: Path, text: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("memhost.builtin_providers.store.atomic_write_text", disk_full)
+    heard: list[object] = []
+    store.subscribe(lambda *args: heard.append(args))
+    outcome = store.add("memory", "beta")
+    assert not outcome.ok and "No space left" in outcome.response["error"]
+    assert on_disk(store) == before and heard == []
 
 
 # -- budgets ------------------------------------------------------------------------------------
@@ -123,6 +159,7 @@ class TestBudget:
         assert refused.response["usage"] == "8/8"
         assert refused.response["current_entries"] == ["aaa", "漢字"]
         assert "12/8" in refused.response["error"]
+        assert "this same turn" in refused.response["error"]
 
     def test_over_budget_add_changes_nothing(self, home: Path) -> None:
         store = make_store(home, memory_char_limit=20)
@@ -150,6 +187,26 @@ class TestBudget:
         assert store.replace("memory", "fact 0:", "fact 0 shortened").ok
         assert store.remove("memory", "fact 1:").ok
         assert len(store.entries("memory")) == 29
+
+
+    def test_lowered_limit_below_one_entry_still_lets_it_shrink(self, home: Path) -> None:
+        long_entry = "Runbook summary: " + "step, " * 250  # ~1,500 chars
+        assert make_store(home).add("memory", long_entry).ok
+        assert make_store(home).add("memory", "short fact").ok
+        store = make_store(home, memory_char_limit=1000)  # the user lowered the limit later
+        assert store.drift("memory") is None
+        assert store.replace("memory", "Runbook summary", "Runbook: see docs/runbook.md").ok
+        assert store.entries("memory") == ["Runbook: see docs/runbook.md", "short fact"]
+        assert backups(store) == []
+
+    def test_blob_appended_to_a_known_entry_is_still_drift(self, home: Path) -> None:
+        store = make_store(home, memory_char_limit=300)
+        store.add("memory", "alpha")
+        with open(store.path("memory"), "a", encoding="utf-8") as handle:
+            handle.write("\n" + "appended log line\n" * 30)
+        raw = on_disk(store)
+        assert store.drift("memory") is not None
+        assert not store.remove("memory", "alpha").ok and on_disk(store) == raw
 
 
 # -- snapshot -----------------------------------------------------------------------------------
@@ -235,6 +292,14 @@ class TestThreats:
         assert store.entries("memory") == ["good fact", POISON]  # the user can still see it
         assert caplog.records
         assert store.remove("memory", "Ignore all previous").ok
+
+    def test_text_posing_as_a_placeholder_is_still_scanned(self, home: Path) -> None:
+        store = make_store(home)
+        write_file(store, "memory", f"[BLOCKED: nothing to see] {POISON}")
+        snap = store.snapshot().memory
+        assert POISON not in snap and "prompt_injection" in snap
+        write_file(store, "memory", "[BLOCKED: an entry of MEMORY.md was withheld.]")
+        assert "[BLOCKED: an entry of MEMORY.md was withheld.]" in store.snapshot().memory
 
     def test_entry_too_large_to_scan_is_blocked(self, home: Path) -> None:
         store = make_store(home, memory_char_limit=200_000)
