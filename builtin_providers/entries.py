@@ -8,6 +8,7 @@ and adds nothing else, so a file the tool wrote reads back identically.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
+from functools import lru_cache
 
 DELIMITER = "\n§\n"
 
@@ -39,6 +40,24 @@ def _pieces(text: str) -> list[str]:
 
 
 def parse(raw: str) -> list[str]:
+    if len(raw) <= _CACHED_CHARS:
+        return list(_parse_cached(raw))
+    return _parse(raw)
+
+
+# Parsing is pure and most texts are parsed more than once: a session start finds both files as
+# the previous one left them, and a replace or remove parses the same text twice (drift guard,
+# then the edit). Parsing once per distinct text halves a warm session start. Callers get a
+# fresh list each time, so nothing is shared; very large (drifted) files are not kept.
+_CACHED_CHARS = 65_536
+
+
+@lru_cache(maxsize=32)
+def _parse_cached(raw: str) -> tuple[str, ...]:
+    return tuple(_parse(raw))
+
+
+def _parse(raw: str) -> list[str]:
     seen: set[str] = set()
     entries: list[str] = []
     for piece in _pieces(normalise(raw)):
