@@ -160,7 +160,7 @@ class MemoryTool:
             if not isinstance(operations, list):
                 return _error("operations must be a list of {action, content?, old_text?} objects.")
             proposal = {"action": "batch", "target": target, "operations": operations}
-        elif action is None:
+        elif action is None or action == "":  # some clients send "" for an omitted field
             return _error("Missing required parameter: give either 'action' (add, replace or "
                           "remove) for one change, or 'operations' for several. The current "
                           "memory is already in your system prompt; there is nothing to read.")

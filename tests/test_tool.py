@@ -119,7 +119,7 @@ class TestDispatcher:
 
     @pytest.mark.parametrize("arguments", [
         {"target": "memory"}, {"target": "memory", "action": None, "operations": None},
-        {"target": "memory", "operations": []}, None])
+        {"target": "memory", "operations": []}, {"target": "memory", "action": ""}, None])
     def test_missing_action_and_operations(self, home: Path, arguments: Any) -> None:
         result = make_tool(home).call(arguments)
         assert not result["success"]
