@@ -353,7 +353,7 @@ class Reviewer:
         if call.name != TOOL_NAME:
             result.refused_tools.append(call.name or "(unnamed)")
             log.info("background review: refused a call to %r", call.name)
-            return {"success": False, "done": True, "error": (
+            return {"success": False, "refused": True, "error": (
                 f"Refused: the memory review may call only the `{TOOL_NAME}` tool; "
                 f"`{call.name}` is not available here. Do not call it again. Use `{TOOL_NAME}` "
                 f"or, if nothing qualifies, answer exactly: {NOTHING_TO_SAVE}")}
