@@ -15,3 +15,12 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path.mkdir()
     monkeypatch.setenv("MEMHOST_HOME", str(path))
     return path
+
+
+@pytest.fixture(autouse=True)
+def _no_entrypoint_providers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Providers installed in the environment stay out of the suite; a test that exercises
+    entry points turns them back on with ``monkeypatch.delenv``."""
+    monkeypatch.setenv("MEMHOST_DISABLE_ENTRYPOINTS", "1")
+    for name in ("MEMHOST_DISABLED_PROVIDERS", "MEMHOST_STRICT_PROVIDERS"):
+        monkeypatch.delenv(name, raising=False)
