@@ -228,12 +228,12 @@ def _scan_folders(root: Path, source: str) -> list[Candidate]:
     return found
 
 
-def _folder_candidate(folder: Path, source: str) -> Candidate:
+def _folder_candidate(folder: Path, source: str, *, match_name: bool = True) -> Candidate:
     from memhost.requirements import missing_requirements, pip_command
 
     try:
         manifest = read_manifest(folder)
-        if manifest.name != folder.name:
+        if match_name and manifest.name != folder.name:
             raise ManifestError(f"{folder / MANIFEST_NAME}: name = {manifest.name!r} does not match "
                                 f"the folder name {folder.name!r}; make them the same")
     except ManifestError as exc:
@@ -418,6 +418,17 @@ def load_provider(name: str, home: Path, **options: Any) -> Any:
     return load_candidate(_find(name, home, **options))
 
 
+def folder_candidate(folder: Path) -> Candidate:
+    """A candidate for a provider folder given by path (source ``path``), outside discovery:
+    its manifest is read and its requirements checked; the folder may have any name."""
+    return _folder_candidate(Path(folder).resolve(), "path", match_name=False)
+
+
+def load_path(folder: Path) -> Any:
+    """Load the provider in ``folder`` (a folder with a ``plugin.toml``) by path."""
+    return load_candidate(folder_candidate(folder))
+
+
 def load_candidate(candidate: Candidate) -> Any:
     """Load one discovered candidate (see :func:`load_provider`)."""
     label = f"memory provider {candidate.name!r} ({candidate.describe()})"
@@ -548,6 +559,7 @@ def runtime_config(name: str, home: Path, table: dict[str, Any] | None = None) -
 
 __all__ = [
     "BUILTIN_ONLY", "Candidate", "Discovery", "ENTRY_POINT_GROUP", "LoadFailure",
-    "ProviderLoadError", "discover", "known_names", "load_candidate", "load_provider",
+    "ProviderLoadError", "discover", "folder_candidate", "known_names", "load_candidate",
+    "load_path", "load_provider",
     "recorded_failures", "runtime_config", "schema_path", "validate_provider_name",
 ]
