@@ -361,9 +361,11 @@ def approve(store: MemoryStore, pending_id: str, *, home: Path | None = None) ->
     from memhost.builtin_providers.tool import MemoryTool
 
     pending = PendingStore(home if home is not None else store.home)
-    ensure_private_dir(pending.folder)
+    if pending.get(pending_id) is None:
+        return _failure(f"No pending write has the id {pending_id!r}. List them with "
+                        "`memhost memory pending`.", pending_id=pending_id)
     with locked(pending.folder / ".approve"):
-        record = pending.get(pending_id)
+        record = pending.get(pending_id)  # again under the lock: another process may have won
         if record is None:
             return _failure(f"No pending write has the id {pending_id!r}. List them with "
                             "`memhost memory pending`.", pending_id=pending_id)

@@ -260,12 +260,47 @@ def check_archive(ctx: Context) -> dict[str, Any]:
                    notes=notes, path=str(path), records=records, skipped_lines=skipped, lock=lock)
 
 
+def check_pending(ctx: Context) -> dict[str, Any]:
+    from collections import Counter
+
+    from memhost.approval import PendingStore
+
+    pending = PendingStore(ctx.home)
+    records = pending.list()
+    problems = [f"{path} is not a readable pending write ({why}); delete it if you do not need it"
+                for path, why in pending.unreadable]
+    notes: list[str] = []
+    approval = "on" if ctx.settings.write_approval else "off"
+    lines = [str(pending.folder), f"[memory] write_approval = {approval}"]
+    if records:
+        origins = Counter(r.origin for r in records)
+        by_origin = ", ".join(f"{count} from {origin}" for origin, count in sorted(origins.items()))
+        lines.append(f"{len(records)} waiting for approval ({by_origin}); the oldest is "
+                     f"{_common.age(records[0].created_at, ctx.now)} old")
+        notes.append(f"{len(records)} memory write{'s' if len(records) != 1 else ''} waiting for "
+                     "approval: review with `memhost memory pending`, then `memhost memory "
+                     "approve ID|all` or `reject ID|all`")
+    else:
+        lines.append("none waiting for approval")
+    return section("pending", "Pending writes", lines=lines, problems=problems, notes=notes,
+                   path=str(pending.folder), count=len(records),
+                   ids=[r.id for r in records], unreadable=[p for p, _ in pending.unreadable])
+
+
+def check_providers(ctx: Context) -> dict[str, Any]:
+    from memhost.cli.providers import doctor_section
+
+    return doctor_section(ctx)
+
+
 SECTIONS: list[Section] = [
     check_home,
     check_config,
     functools.partial(check_store, target="memory"),
     functools.partial(check_store, target="user"),
     check_archive,
+    check_pending,
+    check_providers,
 ]
 
 

@@ -61,6 +61,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _common.add_json_flag(restore)
     restore.set_defaults(func=cmd_restore)
 
+    pending = actions.add_parser("pending", help="list memory writes waiting for approval")
+    _common.add_json_flag(pending)
+    pending.set_defaults(func=cmd_pending)
+
+    approve = actions.add_parser("approve", help="apply a staged write (or all of them)")
+    approve.add_argument("pending_id", metavar="ID|all", help="an id from `memhost memory pending`, "
+                         "or 'all' (oldest first)")
+    _common.add_json_flag(approve)
+    approve.set_defaults(func=cmd_approve)
+
+    reject = actions.add_parser("reject", help="discard a staged write (or all of them)")
+    reject.add_argument("pending_id", metavar="ID|all", help="an id from `memhost memory pending`, "
+                        "or 'all'")
+    _common.add_json_flag(reject)
+    reject.set_defaults(func=cmd_reject)
+
 
 def _usage(parser: argparse.ArgumentParser) -> int:
     parser.print_help(sys.stderr)
@@ -306,3 +322,85 @@ def cmd_restore(args: argparse.Namespace) -> int:
             response = store.restore(args.archive_id).response
     return _report(response, args.json, lead=f"restored {args.archive_id} to " if
                    response.get("success") else "")
+
+
+# -- pending / approve / reject ---------------------------------------------------------------
+
+
+def _pending_ids(store: Any, wanted: str) -> list[str]:
+    if wanted == "all":
+        return [record.id for record in store.list()]
+    return [wanted]
+
+
+def cmd_pending(args: argparse.Namespace) -> int:
+    from memhost.approval import PendingStore
+
+    home = _common.home(args)
+    pending = PendingStore(home)
+    records = pending.list()
+    if args.json:
+        _common.print_json({"path": str(pending.folder),
+                            "pending": [r.as_dict() for r in records],
+                            "unreadable": [{"path": p, "reason": why}
+                                           for p, why in pending.unreadable]})
+        return 0
+    for path, why in pending.unreadable:
+        _common.eprint(f"memhost: warning: {path} is not a readable pending write ({why}); "
+                       "delete it if you do not need it")
+    if not records:
+        print("No memory writes are waiting for approval.")
+        return 0
+    for record in records:
+        print(f"{record.id}  {_common.local_time(record.created_at)}  ({record.origin})  "
+              f"{record.summary.split(': ', 1)[0]}")
+        print(_common.indent(record.detail, "    "))
+    print(f"\n{len(records)} write{'s' if len(records) != 1 else ''} waiting in {pending.folder}. "
+          "Apply with `memhost memory approve ID|all`, discard with `memhost memory reject ID|all`.")
+    return 0
+
+
+def cmd_approve(args: argparse.Namespace) -> int:
+    from memhost.approval import PendingStore, approve
+
+    home = _common.home(args)
+    store = _common.store(home)
+    ids = _pending_ids(PendingStore(home), args.pending_id)
+    results = []
+    with _io_errors():
+        for pending_id in ids:
+            results.append(approve(store, pending_id, home=home))
+    failed = sum(1 for r in results if not r.get("success"))
+    if args.json:
+        _common.print_json(results[0] if args.pending_id != "all" else {"results": results})
+        return 1 if failed else 0
+    if not results:
+        print("No memory writes are waiting for approval.")
+        return 0
+    for response in results:
+        if response.get("success"):
+            _print_success(response, lead=f"approved {response['pending_id']}: ")
+        else:
+            _print_failure(response)
+    return 1 if failed else 0
+
+
+def cmd_reject(args: argparse.Namespace) -> int:
+    from memhost.approval import PendingStore, reject
+
+    home = _common.home(args)
+    ids = _pending_ids(PendingStore(home), args.pending_id)
+    results = [reject(home, pending_id) for pending_id in ids]
+    failed = sum(1 for r in results if not r.get("success"))
+    if args.json:
+        _common.print_json(results[0] if args.pending_id != "all" else {"results": results})
+        return 1 if failed else 0
+    if not results:
+        print("No memory writes are waiting for approval.")
+        return 0
+    for response in results:
+        if response.get("success"):
+            print(f"rejected {response['pending_id']}: {response['summary']}")
+        else:
+            _print_failure(response)
+    return 1 if failed else 0
