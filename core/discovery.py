@@ -460,7 +460,15 @@ def load_candidate(candidate: Candidate) -> Any:
             _raise(candidate, f"{label}: plugin.toml entry = {candidate.entry!r} names a module "
                               f"that does not exist: {exc}")
         _raise(candidate, f"{label} failed to import: {type(exc).__name__}: {exc}", exc)
-    provider = _provider_object(module, attribute, label, candidate)
+    try:
+        provider = _provider_object(module, attribute, label, candidate)
+    except ProviderError:
+        if candidate.source != "entrypoint" and candidate.path is not None:
+            from memhost import pathload
+
+            # Forget the modules, so that a fix on disk is read at the next attempt.
+            pathload.unload(candidate.name, candidate.path)
+        raise
     _forget(candidate)
     return provider
 

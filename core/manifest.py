@@ -66,6 +66,9 @@ class Manifest(BaseModel):
     @field_validator("entry")
     @classmethod
     def _entry(cls, value: str) -> str:
+        if value.partition(":")[0].endswith(".py"):
+            raise ValueError("a module name without '.py', then ':' and the provider class, "
+                             "e.g. 'provider:NotesProvider'")
         if not ENTRY_PATTERN.match(value):
             raise ValueError("'module:Class' (a module of the folder, then the provider class, "
                              "instance or factory in it), e.g. 'provider:NotesProvider'")
