@@ -20,7 +20,8 @@ KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def _quote(value: str) -> str:
-    escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    escaped = (value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+               .replace("\r", "\\r"))
     return f'"{escaped}"'
 
 
@@ -30,7 +31,8 @@ def _unquote(raw: str) -> str:
         body, out, i = raw[1:-1], [], 0
         while i < len(body):
             if body[i] == "\\" and i + 1 < len(body):
-                out.append({"n": "\n", '"': '"', "\\": "\\"}.get(body[i + 1], body[i + 1]))
+                out.append({"n": "\n", "r": "\r", '"': '"', "\\": "\\"}.get(body[i + 1],
+                                                                          body[i + 1]))
                 i += 2
             else:
                 out.append(body[i])
@@ -47,9 +49,13 @@ class EnvStore:
 
     def _read(self) -> tuple[list[str], dict[str, str]]:
         try:
-            lines = self.path.read_text(encoding="utf-8").splitlines()
+            # Split on newlines only: str.splitlines() would also break a line at characters
+            # such as U+2028 or \x0c that a quoted value may hold.
+            lines = self.path.read_text(encoding="utf-8").split("\n")
         except FileNotFoundError:
             return [], {}
+        if lines and lines[-1] == "":
+            lines.pop()  # the final newline ends the last line; it does not start another
         values: dict[str, str] = {}
         for line in lines:
             stripped = line.strip()

@@ -416,3 +416,13 @@ def test_default_lookup_reports_a_broken_schema_file(home: Path,
     write_user_provider(home, schema_source="import memhost.manager\n")
     with pytest.raises(MemhostError, match="config_schema.py: line 1: imports 'memhost.manager'"):
         SettingsService(home).describe("demo")
+
+
+@pytest.mark.parametrize("value", ["line\rbreak", "a\u2028b", "form\x0cfeed", 'q"uote\\back'])
+def test_secrets_with_odd_characters_round_trip(home: Path, value: str) -> None:
+    svc = service(home)
+    svc.update("demo", {"api_key": value})
+    EnvStore(home).set("OTHER", "kept")  # a later write must not tear the line apart
+    assert svc.values("demo")["api_key"] == value
+    assert EnvStore(home).get("OTHER") == "kept"
+    assert home.joinpath(".env").read_text(encoding="utf-8").count("\n") == 2
