@@ -334,6 +334,8 @@ def _pending_ids(store: Any, wanted: str) -> list[str]:
 
 
 def cmd_pending(args: argparse.Namespace) -> int:
+    import textwrap
+
     from memhost.approval import PendingStore
 
     home = _common.home(args)
@@ -354,7 +356,7 @@ def cmd_pending(args: argparse.Namespace) -> int:
     for record in records:
         print(f"{record.id}  {_common.local_time(record.created_at)}  ({record.origin})  "
               f"{record.summary.split(': ', 1)[0]}")
-        print(_common.indent(record.detail, "    "))
+        print(textwrap.indent(record.detail, "    ", lambda line: True))
     print(f"\n{len(records)} write{'s' if len(records) != 1 else ''} waiting in {pending.folder}. "
           "Apply with `memhost memory approve ID|all`, discard with `memhost memory reject ID|all`.")
     return 0
