@@ -478,7 +478,10 @@ class MemoryManager:
             deadline = started + bound
             if self.reviewer is not None:
                 self.reviewer.cancel()
-            writes, prefetches, active = self._worker.drain(deadline)
+            # The drain gets most of the bound, not all of it: provider shutdown() runs after it
+            # and needs a moment too. With none left, a drain that used the whole bound (a write
+            # parked in a retry wait, which stops at once) left the report's status to a race.
+            writes, prefetches, active = self._worker.drain(started + bound * 0.9)
             if self._prefetch_pool is not None:
                 self._prefetch_pool.shutdown(wait=False, cancel_futures=True)
             finished = threading.Event()

@@ -51,21 +51,33 @@ class Journal:
         self._next_seq = 1 + max((r.seq for r in self.pending()), default=0)
         self.closed = False
 
-    def append(self, calls: list[tuple[str, dict[str, Any]]]) -> Record:
+    def append(self, calls: list[tuple[str, dict[str, Any]]]) -> Record | None:
+        """Journal a write; ``None`` once the journal is closed (the manager shut down).
+
+        The record carries the calls as read back from the journal line, not the caller's
+        objects: the provider then gets a snapshot the host can no longer change (a host
+        appending to its transcript list must not alter a queued sync) and cannot change the
+        host's objects in turn, and a live delivery is the same payload a replay would be.
+        """
         with self._mutex:
+            if self.closed:
+                return None
             seq = self._next_seq
             self._next_seq += 1
-            self._write({"seq": seq, "calls": [[hook, kwargs] for hook, kwargs in calls]})
-        return Record(self.path, seq, tuple(calls))
+            line = self._write({"seq": seq, "calls": [[hook, kwargs] for hook, kwargs in calls]})
+        stored = json.loads(line)["calls"]
+        return Record(self.path, seq, tuple((hook, kwargs) for hook, kwargs in stored))
 
     def ack(self, seq: int) -> None:
         with self._mutex:
             if not self.closed:
                 self._write({"ack": seq})
 
-    def _write(self, data: dict[str, Any]) -> None:
-        self._handle.write(json.dumps(data, ensure_ascii=False, default=str) + "\n")
+    def _write(self, data: dict[str, Any]) -> str:
+        line = json.dumps(data, ensure_ascii=False, default=str)
+        self._handle.write(line + "\n")
         self._handle.flush()
+        return line
 
     def pending(self) -> list[Record]:
         """Unacknowledged writes, oldest first."""

@@ -1,0 +1,337 @@
+"""Shutdown within a bound, its report, and the outbox that keeps what shutdown (or a dead
+process) left behind until the next manager replays it."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memhost import MemoryManager, RetryableError, hookimpl
+from providers_for_tests import Recorder, WedgedSync
+
+
+def turn(manager: MemoryManager, n: int) -> None:
+    manager.begin_turn(f"question number {n}")
+    manager.finish_turn(f"question number {n}", f"answer number {n}")
+
+
+def journals(home: Path, provider: str) -> list[Path]:
+    folder = home / "outbox" / provider
+    return sorted(folder.glob("*.jsonl")) if folder.is_dir() else []
+
+
+def test_clean_shutdown_drains_then_shuts_down_in_reverse_once(home: Path) -> None:
+    order: list[str] = []
+
+    class Ordered(Recorder):
+        @hookimpl
+        def shutdown(self) -> None:
+            order.append("external")
+            super().shutdown()
+
+    manager = MemoryManager.from_home(home)
+    rec = Ordered()
+    manager.register_provider(rec, name="rec")
+    manager.start_session("s")
+    for n in range(3):
+        turn(manager, n)
+    report = manager.shutdown(timeout=5)
+    assert report.status == "drained"
+    assert (report.abandoned_writes, report.abandoned_prefetches, report.active_tasks,
+            report.kept_in_outbox) == (0, 0, 0, 0)
+    assert report.providers_shut_down == ("rec", "builtin")
+    # shutdown ran after every queued write had landed
+    assert rec.hooks()[-1] == "shutdown" and len(rec.of("sync_turn")) == 3
+    assert manager.shutdown(timeout=5) is report  # a second call changes nothing
+    assert order == ["external"]
+    assert manager.status()["shutdown"]["status"] == "drained"
+    assert journals(home, "rec") == []
+
+
+def test_late_work_after_shutdown_is_refused_with_a_warning(home: Path,
+                                                            caplog: pytest.LogCaptureFixture) -> None:
+    manager = MemoryManager.from_home(home)
+    rec = Recorder()
+    manager.register_provider(rec, name="rec")
+    manager.start_session("s")
+    manager.shutdown(timeout=2)
+    before = len(rec.calls)
+    with caplog.at_level(logging.WARNING):
+        manager.finish_turn("one more question", "one more answer")
+        manager.subtask_finished("task", "result", "child")
+        manager.rotate("s2", "new", messages=[])
+        manager.end_session([])
+        answer = manager.call_tool("memory", {"action": "add", "target": "memory",
+                                              "content": "Written after shutdown"})
+    assert '"success": true' in answer  # the builtin store itself still works
+    assert "Written after shutdown" in (home / "memories" / "MEMORY.md").read_text()
+    assert len(rec.calls) == before  # nothing reached the provider
+    messages = [r.getMessage() for r in caplog.records]
+    assert any("shut" in m and "sync_turn" in m for m in messages)
+    assert not any(r.exc_info for r in caplog.records)
+    assert manager.flush(1) is True
+
+
+def test_provider_reported_loss_is_completed_with_loss(home: Path) -> None:
+    class Lossy(Recorder):
+        @hookimpl
+        def shutdown(self) -> dict[str, int]:
+            return {"abandoned_writes": 2, "abandoned_prefetches": 1}
+
+    manager = MemoryManager.from_home(home)
+    manager.register_provider(Lossy(), name="lossy")
+    manager.start_session("s")
+    report = manager.shutdown(timeout=2)
+    assert report.status == "completed_with_loss"
+    assert report.provider_reports == {"lossy": {"abandoned_writes": 2, "abandoned_prefetches": 1}}
+
+
+def test_hanging_provider_shutdown_is_bounded(home: Path) -> None:
+    release = threading.Event()
+
+    class SlowShutdown(Recorder):
+        @hookimpl
+        def shutdown(self) -> None:
+            release.wait()
+
+    manager = MemoryManager.from_home(home)
+    manager.register_provider(SlowShutdown(), name="slow")
+    manager.start_session("s")
+    started = time.monotonic()
+    try:
+        report = manager.shutdown(timeout=0.3)
+        assert time.monotonic() - started < 0.3 + 1.5
+        assert report.status == "timed_out"
+        assert "builtin" not in report.providers_shut_down  # still waiting on 'slow'
+    finally:
+        release.set()
+
+
+def test_wedged_provider_shutdown_is_bounded_and_replayed_once(home: Path) -> None:
+    wedged = WedgedSync()
+    first = MemoryManager.from_home(home)
+    first.register_provider(wedged, name="store")
+    first.start_session("s1")
+    try:
+        for n in (1, 2, 3):
+            turn(first, n)
+        assert wedged.entered.wait(5)
+        started = time.monotonic()
+        report = first.shutdown(timeout=0.5)
+        assert time.monotonic() - started < 0.5 + 1.0
+        assert report.status == "timed_out"
+        assert report.active_tasks == 1  # sync 1, stuck in the provider
+        assert report.abandoned_writes == 2  # syncs 2 and 3, never started
+        assert report.abandoned_prefetches == 3  # warm-ups are not kept
+        assert report.kept_in_outbox == 3
+        assert report.providers_shut_down == ()  # never while a provider task runs
+        assert "shutdown" not in wedged.hooks()
+        assert first.status()["shutdown"]["kept_in_outbox"] == 3
+
+        # the next manager, with a fresh instance of the same provider, replays the outbox
+        fresh = Recorder()
+        second = MemoryManager.from_home(home)
+        second.register_provider(fresh, name="store")
+        second.start_session("s2")
+        turn(second, 4)
+        assert second.flush(5)
+        assert [s["user_content"] for s in fresh.of("sync_turn")] == [
+            "question number 1", "question number 2", "question number 3", "question number 4"]
+        assert [s["session_id"] for s in fresh.of("sync_turn")] == ["s1", "s1", "s1", "s2"]
+        assert second.shutdown(timeout=2).status == "drained"
+        assert journals(home, "store") == []
+
+        # nothing is delivered twice: a third manager finds nothing left
+        third_rec = Recorder()
+        third = MemoryManager.from_home(home)
+        third.register_provider(third_rec, name="store")
+        third.start_session("s3")
+        assert third.flush(5)
+        assert third_rec.of("sync_turn") == []
+        third.shutdown(timeout=2)
+    finally:
+        wedged.release.set()
+
+
+def test_replay_waits_for_initialize(home: Path) -> None:
+    wedged = WedgedSync()
+    first = MemoryManager.from_home(home)
+    first.register_provider(wedged, name="db")
+    first.start_session("s1")
+    try:
+        turn(first, 1)
+        turn(first, 2)
+        assert wedged.entered.wait(5)
+        first.shutdown(timeout=0.3)
+    finally:
+        wedged.release.set()
+
+    class NeedsInit(Recorder):
+        """Like a real provider: it can only write once initialize opened its connection."""
+
+        connected = False
+
+        @hookimpl
+        def initialize(self, session_id: str, home: Path, config: dict[str, Any],
+                       context: str) -> None:
+            self.connected = True
+            super().initialize(session_id, home, config, context)
+
+        @hookimpl
+        def sync_turn(self, user_content: str, assistant_content: str, session_id: str,
+                      messages: list[dict[str, Any]]) -> None:
+            if not self.connected:
+                raise RuntimeError("not connected")
+            super().sync_turn(user_content, assistant_content, session_id, messages)
+
+    fresh = NeedsInit()
+    second = MemoryManager.from_home(home)
+    second.register_provider(fresh, name="db")
+    assert second.flush(2)
+    assert fresh.of("sync_turn") == []  # nothing replayed before the session starts
+    second.start_session("s2")
+    assert second.flush(5)
+    assert [s["user_content"] for s in fresh.of("sync_turn")] == ["question number 1",
+                                                                  "question number 2"]
+    assert fresh.hooks().index("initialize") < fresh.hooks().index("sync_turn")
+    assert second.status()["providers"][1]["errors"] == 0
+    second.shutdown(timeout=2)
+
+
+def test_write_parked_in_retry_is_kept_and_replayed(home: Path) -> None:
+    class AlwaysLocked(Recorder):
+        @hookimpl
+        def sync_turn(self) -> None:
+            raise RetryableError("database is locked")
+
+    first = MemoryManager.from_home(home)
+    first.register_provider(AlwaysLocked(), name="db")
+    first.start_session("s1")
+    turn(first, 1)
+    deadline = time.monotonic() + 5
+    while not first.status()["background"]["retrying"] and time.monotonic() < deadline:
+        time.sleep(0.01)
+    report = first.shutdown(timeout=0.3)
+    assert report.abandoned_writes == 1 and report.active_tasks == 0
+    assert report.kept_in_outbox == 1
+    assert report.status == "completed_with_loss"
+
+    fresh = Recorder()
+    second = MemoryManager.from_home(home)
+    second.register_provider(fresh, name="db")
+    second.start_session("s2")
+    assert second.flush(5)
+    assert [s["user_content"] for s in fresh.of("sync_turn")] == ["question number 1"]
+    second.shutdown(timeout=2)
+
+
+def test_outbox_of_a_live_manager_is_not_replayed_elsewhere(home: Path) -> None:
+    wedged = WedgedSync()
+    first = MemoryManager.from_home(home)
+    first.register_provider(wedged, name="shared")
+    first.start_session("s1")
+    try:
+        turn(first, 1)
+        assert wedged.entered.wait(5)
+        other = Recorder()
+        second = MemoryManager.from_home(home)
+        second.register_provider(other, name="shared")
+        second.start_session("s2")
+        assert second.flush(2)
+        assert other.of("sync_turn") == []  # first is alive and still owns its journal
+        second.shutdown(timeout=2)
+    finally:
+        wedged.release.set()
+    assert first.shutdown(timeout=5).status == "drained"
+    assert [s["user_content"] for s in wedged.of("sync_turn")] == ["question number 1"]
+    assert journals(home, "shared") == []
+
+
+CHILD = textwrap.dedent("""
+    import sys, threading, time
+    from memhost import MemoryManager, hookimpl
+
+    entered = threading.Event()
+
+    class Blocker:
+        @hookimpl
+        def sync_turn(self, user_content):
+            entered.set()
+            threading.Event().wait()
+
+    manager = MemoryManager.from_home()
+    manager.register_provider(Blocker(), name="blocker")
+    manager.start_session("child-session")
+    for n in (1, 2, 3):
+        manager.finish_turn(f"child question {n}", f"child answer {n}")
+    # all three writes are queued and the first one is stuck inside the provider
+    print("READY" if entered.wait(20) else "NOT BLOCKED", flush=True)
+    time.sleep(120)
+""")
+
+
+def test_writes_of_a_killed_process_are_replayed_once(home: Path) -> None:
+    env = {**os.environ, "MEMHOST_HOME": str(home)}
+    child = subprocess.Popen([sys.executable, "-c", CHILD], env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    watchdog = threading.Timer(30, child.kill)
+    watchdog.start()
+    try:
+        line = child.stdout.readline()  # type: ignore[union-attr]
+        assert line.strip() == "READY", f"child: {line!r} {child.stderr.read()}"  # type: ignore[union-attr]
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait(10)
+    finally:
+        watchdog.cancel()
+        if child.poll() is None:
+            child.kill()
+        child.stdout.close()  # type: ignore[union-attr]
+        child.stderr.close()  # type: ignore[union-attr]
+    assert child.returncode == -signal.SIGKILL
+    assert len(journals(home, "blocker")) == 1
+
+    fresh = Recorder()
+    manager = MemoryManager.from_home(home)
+    manager.register_provider(fresh, name="blocker")
+    manager.start_session("after-crash")
+    assert manager.flush(5)
+    syncs = fresh.of("sync_turn")
+    assert [s["user_content"] for s in syncs] == ["child question 1", "child question 2",
+                                                  "child question 3"]
+    assert {s["session_id"] for s in syncs} == {"child-session"}
+    assert manager.shutdown(timeout=2).status == "drained"
+    assert journals(home, "blocker") == []
+
+    again = Recorder()
+    later = MemoryManager.from_home(home)
+    later.register_provider(again, name="blocker")
+    later.start_session("later")
+    assert later.flush(5)
+    assert again.of("sync_turn") == []
+    later.shutdown(timeout=2)
+
+
+def test_shutdown_default_bound_comes_from_config(home: Path) -> None:
+    wedged = WedgedSync()
+    manager = MemoryManager.from_home(home, shutdown_timeout=0.2)
+    manager.register_provider(wedged, name="w")
+    manager.start_session("s")
+    try:
+        turn(manager, 1)
+        assert wedged.entered.wait(5)
+        started = time.monotonic()
+        report = manager.shutdown()
+        assert time.monotonic() - started < 0.2 + 1.0
+        assert report.status == "timed_out" and report.active_tasks == 1
+    finally:
+        wedged.release.set()
