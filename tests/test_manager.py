@@ -90,9 +90,6 @@ def test_reserved_names_can_be_extended_by_the_host(home: Path) -> None:
     manager.shutdown(timeout=1)
 
 
-@pytest.mark.xfail(strict=True, raises=ConfigError,
-                   reason="core/config.py: the strict tuple type of reserved_tools refuses the "
-                          "list TOML gives, so the key cannot be set in config.toml yet")
 def test_reserved_names_from_config(home: Path) -> None:
     (home / "config.toml").write_text('[memory]\nreserved_tools = ["mine"]\n')
     configured = MemoryManager.from_home(home)
