@@ -355,6 +355,12 @@ class MemoryStore:
         except Timeout:
             return _fail(f"{FILENAMES[target]} is locked by another process (waited "
                          f"{self.lock_timeout:g}s). Nothing was changed; try again shortly.")
+        except OSError as exc:
+            # The lock could not be taken at all: the folder is not writable, or the lock file
+            # is a symlink (refused, so its target is never touched). Nothing was read or written.
+            return _fail(f"Could not lock {FILENAMES[target]} for writing ({exc}). Nothing was "
+                         f"changed. Check {self.folder} (permissions; the .lock file must be a "
+                         "regular file) and retry.")
         response = {
             "success": True, "done": True, "target": target,
             "usage": usage_text(joined_length(after), self.limits[target]),

@@ -404,6 +404,23 @@ class TestOperations:
         assert heard == [("add", None, "background_review"), ("replace", "alpha", "foreground")]
         assert store.entries("memory") == ["beta"]
 
+    def test_symlinked_lock_file_is_refused_and_its_target_untouched(
+            self, home: Path, tmp_path: Path) -> None:
+        store = MemoryStore(home)
+        store.add("memory", "alpha")
+        before = on_disk(store)
+        target = tmp_path / "precious.txt"
+        target.write_text("do not truncate me", encoding="utf-8")
+        target.chmod(0o644)
+        lock = Path(str(store.path("memory")) + ".lock")
+        lock.unlink()
+        lock.symlink_to(target)
+        outcome = store.add("memory", "beta")
+        assert not outcome.ok and "Could not lock MEMORY.md" in outcome.response["error"]
+        assert target.read_text("utf-8") == "do not truncate me"
+        assert stat.S_IMODE(target.stat().st_mode) == 0o644
+        assert on_disk(store) == before
+
     def test_lock_held_elsewhere_refuses_with_nothing_changed(self, home: Path) -> None:
         store = MemoryStore(home, lock_timeout=0.1)
         store.add("memory", "alpha")
