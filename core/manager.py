@@ -284,7 +284,11 @@ class MemoryManager:
         result = self._providers.call(provider, "handle_tool_call", tool_name=name,
                                       arguments=arguments, session_id=self.session_id)
         if result is FAILED or result is None:
-            return _json_error(f"Tool {name!r} failed: {provider.last_error or 'no answer'}")
+            # This hook's own last error: provider.last_error may already hold a fault a
+            # background write of the same provider hit meanwhile on the worker thread.
+            stats = provider.stats.get("handle_tool_call")
+            error = stats.last_error if stats is not None and result is FAILED else ""
+            return _json_error(f"Tool {name!r} failed: {error or 'no answer'}")
         return result
 
     # -- turns -----------------------------------------------------------------------------------
