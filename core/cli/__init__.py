@@ -1,0 +1,52 @@
+"""The ``memhost`` command line.
+
+Each subcommand lives in its own module exposing ``register(subparsers)``; modules import their
+heavy dependencies inside the command functions, so ``memhost --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+from collections.abc import Sequence
+
+from memhost import __version__
+from memhost.errors import MemhostError
+
+# Order is the order shown in --help.
+COMMAND_MODULES = ("memory", "config", "providers", "doctor", "chat", "demo")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="memhost", description="A plugin host for agent memory.")
+    parser.add_argument("--version", action="version", version=f"memhost {__version__}")
+    parser.add_argument("--home", help="memhost home folder (default: $MEMHOST_HOME or the "
+                        "platform's user data folder)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        importlib.import_module(f"memhost.cli.{name}").register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="memhost: %(levelname)s: %(message)s")
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except MemhostError as exc:
+        print(f"memhost: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
