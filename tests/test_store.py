@@ -106,22 +106,33 @@ class TestFiles:
         assert not list(memories.glob("*.tmp"))
 
 
-def test_temp_files_are_private_before_they_replace_anything(
+def test_writes_go_through_a_private_fsynced_temp_file_in_the_same_folder(
         home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    modes: list[int] = []
-    real_replace = os.replace
+    events: list[tuple[str, object]] = []
+    real_replace, real_fsync = os.replace, os.fsync
 
-    def spy(src: str, dst: str) -> None:
-        modes.append(stat.S_IMODE(os.stat(src).st_mode))
+    def replace(src: str, dst: str) -> None:
+        events.append(("replace", (stat.S_IMODE(os.stat(src).st_mode), Path(src).parent,
+                                   Path(dst))))
         real_replace(src, dst)
 
-    monkeypatch.setattr("memhost.files.os.replace", spy)
+    def fsync(fd: int) -> None:
+        events.append(("fsync", fd))
+        real_fsync(fd)
+
+    monkeypatch.setattr("memhost.files.os.replace", replace)
+    monkeypatch.setattr("memhost.files.os.fsync", fsync)
     old = os.umask(0o000)
     try:
-        MemoryStore(home).add("memory", "alpha")
+        store = MemoryStore(home)
+        store.add("memory", "alpha")
     finally:
         os.umask(old)
-    assert modes and set(modes) == {0o600}
+    kinds = [kind for kind, _ in events]
+    data_replace = kinds.index("replace")
+    assert "fsync" in kinds[:data_replace]  # the data reaches the disk before the rename
+    mode, folder, dst = events[data_replace][1]  # type: ignore[misc]
+    assert (mode, folder, dst) == (0o600, store.folder, store.path("memory"))
 
 
 def test_a_failed_write_is_an_error_and_changes_nothing(
