@@ -360,6 +360,6 @@ def test_a_failing_save_is_a_clean_error_and_changes_nothing(home: Path) -> None
     before = memory_file(home).read_bytes()
     (home / "memories" / "archive.jsonl").mkdir()  # the archive cannot be appended to
     result = memhost(home, "memory", "remove", "one")
-    assert result.returncode == 2 and "Traceback" not in result.stderr
-    assert result.stderr.startswith("memhost: error: could not save the change")
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    assert result.stderr.startswith("memhost: error: ") and "archive.jsonl" in result.stderr
     assert memory_file(home).read_bytes() == before
