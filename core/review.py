@@ -263,7 +263,7 @@ class Reviewer:
             result.status = "cancelled"
             self.counts["cancelled"] += 1
             log.info("background review cancelled by a new turn")
-        except Exception as exc:  # never let anything escape a background thread
+        except BaseException as exc:  # never let anything escape a background thread
             result.status = "failed"
             result.error = f"{type(exc).__name__}: {exc}" if not _is_model_error(exc) else str(exc)
             self.counts["failed"] += 1
