@@ -1,0 +1,1 @@
+raise RuntimeError("the schema exploded")
