@@ -322,3 +322,16 @@ def test_docs_cover_every_key_with_its_default() -> None:
             row = re.search(rf"^\| `{table}\.{key}` \|[^\n]*$", text, re.M)
             assert row, f"docs/config.md has no row for {table}.{key}"
             assert f"`{shown}`" in row.group(0), f"{table}.{key}: default {shown} not in docs"
+
+
+def test_show_says_whether_the_review_key_is_set_without_showing_it(home: Path,
+                                                                    env: dict[str, str]) -> None:
+    env = {k: v for k, v in env.items() if k != "MEMHOST_REVIEW_API_KEY"}
+    assert "MEMHOST_REVIEW_API_KEY is not set" in run(env, "show").stdout
+    (home / ".env").write_text(f'MEMHOST_REVIEW_API_KEY="{SECRET}"\n')
+    text = run(env, "show").stdout
+    assert "MEMHOST_REVIEW_API_KEY is set" in text and SECRET not in text
+    data = run(env, "show", "--json").stdout
+    assert json.loads(data)["review_api_key"] == {"env_key": "MEMHOST_REVIEW_API_KEY",
+                                                  "is_set": True}
+    assert SECRET not in data

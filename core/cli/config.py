@@ -259,11 +259,17 @@ def gather(home: Path) -> dict[str, Any]:
     if provider.strip().lower() not in NO_PROVIDER and provider not in names:
         names.insert(0, provider)
     names += [name for name in _with_schema(home) if name not in names]
+    from memhost.schema.envstore import EnvStore
+
+    review_key = config.review.api_key_env
     return {
         "home": str(home),
         "config_file": str(path),
         "exists": path.exists(),
         "tables": memhost_settings(home),
+        # The review model's API key: only whether the variable it names is set.
+        "review_api_key": {"env_key": review_key,
+                           "is_set": bool(review_key) and EnvStore(home).is_set(review_key)},
         "providers": {name: provider_settings(home, name, config.providers.get(name),
                                               name == provider) for name in names},
     }
@@ -285,6 +291,10 @@ def cmd_show(args: argparse.Namespace) -> int:
         width = max(len(key) for key in rows)
         for key, row in rows.items():
             print(f"  {key:<{width}} = {_fmt(row['value'])}  ({row['source']})")
+        if table == "review":
+            secret = data["review_api_key"]
+            print(f"  (API key: {secret['env_key']} is "
+                  f"{'set' if secret['is_set'] else 'not set'})")
     for name, entry in data["providers"].items():
         flags = [f for f, on in (("active", entry["active"]),
                                  ("no config schema", not entry["has_schema"])) if on]
