@@ -182,6 +182,16 @@ def test_provider_fields_set_get_unset(home: Path, env: dict[str, str]) -> None:
     assert run(env, "get", "providers.demo.top_k").stdout == "5\n"
 
 
+def test_provider_field_set_keeps_comments(home: Path, env: dict[str, str]) -> None:
+    add_provider(home)
+    config = home / "config.toml"
+    config.write_text(COMMENTED + "\n[providers.demo]\n# how much recall\ntop_k = 3  # small\n")
+    assert run(env, "set", "providers.demo.top_k", "9").returncode == 0
+    assert run(env, "set", "providers.demo.mode", "cloud").returncode == 0
+    assert config.read_text() == COMMENTED + (
+        "\n[providers.demo]\n# how much recall\ntop_k = 9  # small\nmode = \"cloud\"\n")
+
+
 def test_provider_field_errors(home: Path, env: dict[str, str]) -> None:
     add_provider(home)
     (home / "config.toml").write_text(COMMENTED)
