@@ -255,7 +255,7 @@ def _module_dir(module: str) -> Path | None:
     parts = module.split(".")
     try:
         spec = importlib.util.find_spec(parts[0])
-    except (ImportError, ValueError):
+    except Exception:  # a finder that cannot answer; the folder is then simply unknown
         return None
     if spec is None or not spec.submodule_search_locations:
         return None
@@ -276,9 +276,15 @@ def _scan_entrypoints() -> list[Candidate]:
     found = []
     for ep in importlib_metadata.entry_points(group=ENTRY_POINT_GROUP):
         dist = ep.dist
-        dist_name = dist.metadata["Name"] if dist is not None else None
-        dist_version = dist.version if dist is not None else None
-        summary = (dist.metadata["Summary"] or "") if dist is not None else ""
+        try:
+            metadata = dist.metadata if dist is not None else None
+            dist_name = (metadata.get("Name") if metadata is not None else None) or None
+            dist_version = dist.version if dist is not None else None
+            summary = (metadata.get("Summary") if metadata is not None else None) or ""
+        except Exception as exc:  # unreadable metadata of one distribution
+            log.warning("cannot read the metadata of the distribution providing entry point "
+                        "%r: %s", ep.name, exc)
+            dist_name, dist_version, summary = None, None, ""
         base = Candidate(ep.name, "entrypoint", None, dist_name, dist_version,
                          version=dist_version or "", description=summary, entry=ep.value,
                          entry_point=ep)
