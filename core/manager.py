@@ -84,6 +84,7 @@ class MemoryManager:
         self._journal: Journal | None = None
         self._replaying: list[Journal] = []
         self._replay_due = False
+        self._replay_lock = threading.Lock()
         self._outbox: Outbox | None = None
         self._prefetch_pool: ThreadPoolExecutor | None = None
         self._prefetch_call: Future[Any] | None = None
@@ -451,9 +452,12 @@ class MemoryManager:
         self._worker.submit(Task("write", label, deliver, lambda: journal.ack(record.seq)))
 
     def _replay_if_due(self) -> None:
-        if self._replay_due and self._shutdown_report is None:
-            self._replay_due = False
-            self._replay_orphans()
+        # Locked: a write submitted meanwhile from another thread (the background review's
+        # mirrored writes) must wait until the replayed writes are queued ahead of it.
+        with self._replay_lock:
+            if self._replay_due and self._shutdown_report is None:
+                self._replay_due = False
+                self._replay_orphans()
 
     def _replay_orphans(self) -> None:
         assert self._outbox is not None
@@ -504,9 +508,12 @@ class MemoryManager:
 
             threading.Thread(target=finalize, name="memhost-shutdown", daemon=True).start()
             done = finished.wait(max(0.0, deadline - time.monotonic()))
-            for journal in [*self._replaying, *([self._journal] if self._journal else [])]:
+            own_journals = [*self._replaying, *([self._journal] if self._journal else [])]
+            for journal in own_journals:
                 journal.close()
-            kept = self._outbox.pending_count() if self._outbox else 0
+            # This manager's own journals only: the folder may also hold the journal of another
+            # live manager of the same provider, whose writes this shutdown did not leave behind.
+            kept = sum(len(j.pending()) for j in own_journals)
             lost_by_providers = sum(int(v) for r in reports.values() for k, v in r.items()
                                     if k.startswith("abandoned") and isinstance(v, int))
             if not done:

@@ -249,7 +249,9 @@ def test_outbox_of_a_live_manager_is_not_replayed_elsewhere(home: Path) -> None:
         second.start_session("s2")
         assert second.flush(2)
         assert other.of("sync_turn") == []  # first is alive and still owns its journal
-        second.shutdown(timeout=2)
+        report = second.shutdown(timeout=2)
+        # first's pending write is not something second's shutdown left behind
+        assert report.status == "drained" and report.kept_in_outbox == 0
     finally:
         wedged.release.set()
     assert first.shutdown(timeout=5).status == "drained"
