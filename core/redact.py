@@ -37,7 +37,8 @@ SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("basic_auth", r"\bAuthorization[\"']?\s*[:=]\s*[\"']?Basic\s+(?P<secret>[A-Za-z0-9+/]{6,}={0,2})", re.I),
         ("url_password", r"\b[a-z][a-z0-9+.-]*://[^\s:/@]+:(?P<secret>[^\s@/]{4,})@", re.I),
         ("assignment",
-         r"\b(?:password|passwd|pwd|passphrase|secret|token|api[_-]?key|access[_-]?key|"
+         # An optional prefix ("DB_", "GITHUB_", "my-") still names a credential.
+         r"\b(?:[A-Za-z0-9]+[_-])*(?:password|passwd|pwd|passphrase|secret|token|api[_-]?key|access[_-]?key|"
          # "auth" but not "author"/"authority": "author: Jane Austen" is not a credential.
          r"secret[_-]?key|client[_-]?secret|authorization|auth(?!or))\w*[\"']?\s*[:=]\s*[\"']?"
          r"(?!(?:Bearer|Basic|Token)\b)(?P<secret>[^\s\"',;]{6,})", re.I),
@@ -151,9 +152,29 @@ def _rebuild(value: Any, secrets: list[str]) -> Any:
     return value
 
 
+# A dict key that names a credential: its string value is a secret whatever it looks like
+# ({"password": "hunter2"}, {"DB_PASSWORD": ...}, {"dsn": ...}).
+_SECRET_KEY = re.compile(
+    r"^(?:[A-Za-z0-9]+[_-])*(?:password|passwd|pwd|passphrase|secret|token|api[_-]?key|"
+    r"access[_-]?key|secret[_-]?key|client[_-]?secret|private[_-]?key|authorization|dsn)s?$",
+    re.IGNORECASE)
+
+
+def _keyed_secrets(value: Any) -> Iterable[str]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if (isinstance(key, str) and isinstance(item, str) and len(item) >= 4
+                    and item != MASK and _SECRET_KEY.match(key)):
+                yield item
+            yield from _keyed_secrets(item)
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        for item in value:
+            yield from _keyed_secrets(item)
+
+
 def redact(value: T) -> T:
     """Mask every secret in ``value`` (a string or any nesting of dicts, lists, tuples and sets)."""
-    secrets: set[str] = set()
+    secrets: set[str] = set(_keyed_secrets(value))
     for text in _strings(value):
         secrets |= find_secrets(text)
     if not secrets:
