@@ -185,11 +185,24 @@ class MemoryManager:
         # Read the schemas before changing any manager state: a provider whose schema hook
         # raises must not leave half a registration behind.
         schemas = self._providers.call(provider, "tool_schemas")
+        if external:
+            # Without its outbox an external provider would silently lose every write, so a
+            # home where the outbox cannot be opened refuses the provider instead.
+            outbox = Outbox(self.home, name)
+            try:
+                journal = outbox.open_journal()
+            except OSError as exc:
+                self._providers.unregister(name)
+                self._problem(name, f"not activated: its outbox under {outbox.folder} cannot be "
+                                    f"opened ({exc})")
+                log.warning("memory provider %r is not active: its outbox under %s cannot be "
+                            "opened (%s). Only the builtin memory is active.", name,
+                            outbox.folder, exc)
+                return None
         self._route_tools(provider, list(schemas) if schemas else [])
         if external:
             self._external = provider
-            self._outbox = Outbox(self.home, name)
-            self._journal = self._outbox.open_journal()
+            self._outbox, self._journal = outbox, journal
             # Writes an earlier manager left behind are replayed once the provider has been
             # initialised (a provider opens its connection there), and before any new write.
             self._replay_due = True

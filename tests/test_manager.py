@@ -439,3 +439,23 @@ def test_from_home_uses_memhost_home(home: Path) -> None:
     manager = MemoryManager.from_home()
     assert manager.home == home
     manager.shutdown(timeout=1)
+
+
+def test_provider_whose_outbox_cannot_be_opened_is_refused_loudly(
+        home: Path, caplog: pytest.LogCaptureFixture) -> None:
+    # A file where the outbox folder should be: every write would be lost, so refuse.
+    (home / "outbox").parent.mkdir(parents=True, exist_ok=True)
+    (home / "outbox").write_text("not a folder")
+    manager = MemoryManager.from_home(home)
+
+    class Quiet:
+        @hookimpl
+        def sync_turn(self, user_content: str) -> None:
+            pass
+
+    with caplog.at_level("WARNING"):
+        assert manager.register_provider(Quiet(), name="quiet") is False
+    assert manager.status()["external_provider"] is None
+    assert any("outbox" in p["problem"] for p in manager.status()["problems"])
+    assert "outbox" in caplog.text
+    manager.shutdown(1)
