@@ -98,7 +98,7 @@ def describe_store(store: Any, settings: Any, target: str) -> dict[str, Any]:
     """Everything ``memory show`` reports about one store, JSON-ready."""
     from memhost import threats
     from memhost.builtin_providers import entrymeta
-    from memhost.builtin_providers.entries import drift_reason, joined_length, parse
+    from memhost.builtin_providers.entries import joined_length, parse
     from memhost.builtin_providers.store import FILENAMES, Unreadable
 
     path = store.path(target)
@@ -119,7 +119,7 @@ def describe_store(store: Any, settings: Any, target: str) -> dict[str, Any]:
     meta = entrymeta.load(path)
     used = joined_length(entries)
     info.update(used=used, usage=store.usage(target, entries), entry_count=len(entries),
-                drift=drift_reason(raw, limit))
+                drift=store.drift(target, raw))
     for index, text in enumerate(entries, 1):
         record = entrymeta.for_entry(meta, text)
         too_large = len(text) > threats.MAX_SCAN_CHARS
