@@ -41,8 +41,11 @@ def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None
     """Replace ``path`` with ``data``; on any failure the old file stays as it was.
 
     ``durable`` fsyncs the data (and the folder) so the new content survives a power loss; a
-    crashed process can never leave a torn file either way.
+    crashed process can never leave a torn file either way. A symlink is followed: its target
+    is replaced, so a memory file kept in a dotfiles repository stays linked.
     """
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))
     folder = ensure_private_dir(path.parent)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
     try:
