@@ -1,0 +1,13 @@
+"""The local settings page: ``memhost settings serve``.
+
+A small Starlette application served by uvicorn on 127.0.0.1 only: a JSON API over the settings
+service, the memory store, pending approvals and the archive, and a plain HTML/CSS/JavaScript page
+that uses it. Starlette and uvicorn come with the ``settings`` extra (``pip install
+'memhost[settings]'``); nothing here is imported by ``import memhost``.
+
+- :mod:`memhost.web.security`: the token, Host, Origin and content-type checks, security headers
+  and the request log (which never holds a query string).
+- :mod:`memhost.web.api`: the API endpoints, their route table and the OpenAPI document.
+- :mod:`memhost.web.app`: the application (page, static files, API) for one home and token.
+- :mod:`memhost.web.server`: binding the loopback socket, printing the URL, running uvicorn.
+"""

@@ -1,0 +1,151 @@
+"""The settings application for one home and one token: the page, its static files and the API.
+
+``GET /?token=TOKEN`` trades the token printed at start for an HttpOnly, SameSite=Strict session
+cookie and redirects to ``/``, so the token leaves the address bar (and the history). ``GET /``
+serves the page to a browser that holds the cookie. Everything is wrapped in
+:class:`memhost.web.security.Guard`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from memhost.web import api
+from memhost.web.security import Guard, is_api
+
+log = logging.getLogger("memhost.web")
+
+STATIC = Path(__file__).resolve().parent / "static"
+MAX_BODY = 1024 * 1024
+
+SIGN_IN_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>memhost settings: not signed in</title><link rel="icon" href="data:,"><link rel="stylesheet" href="/static/style.css">
+</head><body><main class="narrow"><h1>memhost settings</h1>
+<p id="signin">This page needs the link printed by <code>memhost settings serve</code> when it
+started: it holds a token that is new at every start. Open that link again (or restart the
+server for a new one).</p></main></body></html>
+"""
+
+
+def _error_response(exc: api.ApiError) -> JSONResponse:
+    return JSONResponse(exc.body(), status_code=exc.status)
+
+
+def _map_error(exc: Exception) -> api.ApiError:
+    """A library exception as the API's answer."""
+    from memhost.errors import ConfigError, MemhostError, ProviderError
+    from memhost.schema.settings import SettingsError
+
+    if isinstance(exc, api.ApiError):
+        return exc
+    if isinstance(exc, SettingsError):
+        return api.ApiError(422, str(exc), exc.errors)
+    if isinstance(exc, ProviderError):
+        return api.ApiError(404, str(exc))
+    if isinstance(exc, ConfigError):
+        return api.ApiError(409, f"config.toml cannot be used: {exc}")
+    if isinstance(exc, MemhostError):
+        return api.ApiError(500, str(exc))
+    log.error("settings API: unexpected %s", type(exc).__name__, exc_info=exc)
+    return api.ApiError(500, f"Internal error: {type(exc).__name__}. The server log has the "
+                             "details.")
+
+
+def _endpoint(item: api.Endpoint, home: Path) -> Any:
+    async def endpoint(request: Request) -> Response:
+        body: Any = None
+        if item.method != "GET":
+            raw = b""
+            async for chunk in request.stream():
+                raw += chunk
+                if len(raw) > MAX_BODY:
+                    return _error_response(api.ApiError(413, "The request body is too large."))
+            if raw.strip():
+                try:
+                    body = json.loads(raw)
+                except ValueError:
+                    return _error_response(api.ApiError(400, "The request body is not valid JSON."))
+            else:
+                body = {}
+        call = api.Request(home=home, params=dict(request.path_params),
+                           query=dict(request.query_params), body=body)
+        try:
+            result = await run_in_threadpool(item.handler, call)
+        except Exception as exc:
+            return _error_response(_map_error(exc))
+        return JSONResponse(result)
+
+    endpoint.__name__ = item.operation_id
+    endpoint.__doc__ = item.handler.__doc__
+    return endpoint
+
+
+def create_app(home: Path, *, token: str, port: int) -> Starlette:
+    """The application for ``home``, accepting ``token``, served at 127.0.0.1:``port``."""
+    home = Path(home)
+    document = api.openapi(port)
+
+    async def openapi(request: Request) -> Response:
+        return JSONResponse(document)
+
+    async def page(request: Request) -> Response:
+        guard = Guard(lambda *a: None, token=token, port=port)  # the checks, not the middleware
+        offered = request.query_params.get("token")
+        if offered is not None:
+            if not guard.token_ok(offered):
+                return HTMLResponse(SIGN_IN_PAGE, status_code=401)
+            response = RedirectResponse("/", status_code=303)
+            response.set_cookie(guard.cookie, token, httponly=True, samesite="strict", path="/")
+            return response
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        if not guard.authorized(headers):
+            return HTMLResponse(SIGN_IN_PAGE, status_code=401)
+        return FileResponse(STATIC / "index.html", media_type="text/html")
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        status = getattr(exc, "status_code", 404)
+        if is_api(request.url.path):
+            text = "No such API route." if status == 404 else "Method not allowed on this route."
+            return JSONResponse({"error": text, "fields": {}}, status_code=status)
+        return Response("Not found" if status == 404 else "Method not allowed",
+                        status_code=status, media_type="text/plain")
+
+    routes: list[Any] = [
+        Route("/", page, methods=["GET"]),
+        Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
+        Route(api.OPENAPI_PATH, openapi, methods=["GET"]),
+    ]
+    routes += [Route(item.path, _endpoint(item, home), methods=[item.method])
+               for item in api.ENDPOINTS]
+    app = Starlette(routes=routes, middleware=[Middleware(Guard, token=token, port=port)],
+                    exception_handlers={HTTPException: not_found})
+    app.state.home = home
+    app.state.port = port
+    return app
+
+
+def api_routes(app: Starlette) -> set[tuple[str, str]]:
+    """``(METHOD, path)`` of every API route the application serves (for checking the OpenAPI
+    document against it)."""
+    found = set()
+    for route in app.routes:
+        path = getattr(route, "path", "")
+        if isinstance(route, Route) and is_api(path):
+            for method in route.methods or ():
+                if method != "HEAD":
+                    found.add((method, path))
+    return found
