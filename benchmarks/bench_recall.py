@@ -1,0 +1,157 @@
+"""recall_sqlite, recall_postgres: a recall provider's prefetch latency and ingest rate at scale.
+
+For each provider and each size (10,000 and 100,000 turns; 10,000 only with --quick) the rows
+report the ingest rate (turns/s through the provider's ``sync_turn``) and the latency of a turn's
+recall as the host sees it (``MemoryManager.begin_turn`` with the provider active: p50, with the
+p95 in ``extra``).
+
+The providers are bundled separately. Until a provider is discovered its rows say
+``provider not installed``; the code below already drives any provider through the public hooks.
+What a provider's author fills in is :func:`provider_config` (the settings the benchmark
+passes, e.g. a database URL) and, optionally, :func:`baseline_recall` (the same query run on the
+bare database, for a ratio).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from benchmarks import corpus
+from benchmarks.harness import (
+    NOT_INSTALLED,
+    Context,
+    Row,
+    benchmark,
+    percentile,
+    unavailable,
+)
+
+SIZES = (10_000, 100_000)
+QUERIES = 200
+
+
+def provider_config(provider: str, home: Path) -> dict[str, Any]:
+    """The ``[providers.<name>]`` settings the benchmark runs ``provider`` with.
+
+    Fill in when the provider lands. Postgres reads its server from
+    ``MEMHOST_BENCH_POSTGRES_DSN`` (CI starts one on 127.0.0.1:5432, database ``test``).
+    """
+    if provider == "postgres":
+        return {"dsn": os.environ.get("MEMHOST_BENCH_POSTGRES_DSN",
+                                      "postgresql://postgres@127.0.0.1:5432/test")}
+    return {}
+
+
+def baseline_recall(provider: str, home: Path, config: dict[str, Any]) -> Callable[[str], Any] | None:
+    """A function running the provider's recall query on the bare database, or ``None``.
+
+    With one, the p50 row gets a baseline and a ratio (host + provider over the bare query).
+    Fill in with the provider: e.g. an FTS5 ``MATCH`` on the provider's own table.
+    """
+    return None
+
+
+def _discovered(provider: str, home: Path) -> bool:
+    try:
+        from memhost import discovery
+    except ImportError:
+        return False
+    return discovery.discover(home, strict=False).get(provider) is not None
+
+
+def measure_recall(ctx: Context, provider: str, turns: int, home: Path) -> list[Row]:
+    """Ingest ``turns`` synthetic turns into ``provider`` (in a fresh ``home``), then time
+    ``QUERIES`` recalls through the manager."""
+    import tomlkit
+
+    from memhost.home import config_path
+    from memhost.manager import MemoryManager
+
+    config_path(home).write_text(tomlkit.dumps({
+        "memory": {"provider": provider, "prefetch_timeout": 30.0},
+        "providers": {provider: provider_config(provider, home)}}), encoding="utf-8")
+    manager = MemoryManager.from_home(home)
+    status = manager.status()
+    if status["external_provider"] != provider:
+        raise RuntimeError(f"{provider} did not activate: {status['problems']}")
+    manager.start_session("bench-recall")
+    from memhost.providers import FAILED
+
+    external = manager._external  # the registered provider, as the background worker calls it
+    rng = random.Random(turns)
+    try:
+        # Ingest: the provider's sync_turn called in line through the hook dispatch (which
+        # passes only the arguments the provider accepts), so the rate is the provider's own.
+        started = time.perf_counter()
+        for number in range(turns):
+            user, answer = corpus.user_message(rng), corpus.reply(rng, paragraphs=1)
+            result = manager._providers.call(
+                external, "sync_turn", user_content=f"[{number}] {user}",
+                assistant_content=answer, session_id="bench-recall", messages=[])
+            if result is FAILED:
+                raise RuntimeError(f"sync_turn failed: {external.last_error}")
+        ingest = turns / (time.perf_counter() - started)
+
+        queries = [corpus.user_message(rng) for _ in range(QUERIES)]
+        latencies: list[float] = []
+        recalled = 0
+        for query in queries:
+            start = time.perf_counter()
+            turn = manager.begin_turn(query)
+            latencies.append(time.perf_counter() - start)
+            recalled += bool(turn.context)
+        bare = baseline_recall(provider, home, provider_config(provider, home))
+        bare_latencies: list[float] = []
+        if bare is not None:
+            for query in queries:
+                start = time.perf_counter()
+                bare(query)
+                bare_latencies.append(time.perf_counter() - start)
+    finally:
+        manager.shutdown(10)
+    p50, p95 = statistics.median(latencies) * 1e3, percentile(latencies, 95) * 1e3
+    b50 = statistics.median(bare_latencies) * 1e3 if bare_latencies else None
+    name = f"recall_{provider}"
+    size = f"{turns:,} turns"
+    return [
+        Row(name, f"{size} prefetch p50", p50, b50, p50 / b50 if b50 else None, "ms", QUERIES,
+            note=f"p95 {p95:.2f} ms; {recalled}/{QUERIES} turns got recall",
+            extra={"p95_ms": p95, "recalled": recalled}),
+        Row(name, f"{size} ingest", ingest, None, None, "turns/s", 1),
+    ]
+
+
+def _recall_rows(ctx: Context, provider: str) -> list[Row]:
+    name = f"recall_{provider}"
+    sizes = SIZES[:1] if ctx.quick else SIZES
+    with ctx.folder(name) as root:
+        if not _discovered(provider, root):
+            return [unavailable(name, NOT_INSTALLED, f"no provider named {provider!r} was "
+                                "discovered (bundled, user folder or entry point)",
+                                case=f"{n:,} turns") for n in SIZES]
+        rows: list[Row] = []
+        for turns in SIZES:
+            if turns not in sizes:
+                rows.append(unavailable(name, "skipped", "not run with --quick",
+                                        case=f"{turns:,} turns"))
+                continue
+            home = root / f"{provider}-{turns}"
+            home.mkdir()
+            rows.extend(measure_recall(ctx, provider, turns, home))
+        return rows
+
+
+@benchmark("recall_sqlite", "sqlite provider: prefetch p50/p95 and ingest rate at 10k and 100k turns")
+def recall_sqlite(ctx: Context) -> list[Row]:
+    return _recall_rows(ctx, "sqlite")
+
+
+@benchmark("recall_postgres", "postgres provider: prefetch p50/p95 and ingest rate at 10k and 100k turns")
+def recall_postgres(ctx: Context) -> list[Row]:
+    return _recall_rows(ctx, "postgres")
