@@ -175,8 +175,11 @@ def _keyed_secrets(value: Any) -> Iterable[str]:
 def redact(value: T) -> T:
     """Mask every secret in ``value`` (a string or any nesting of dicts, lists, tuples and sets)."""
     secrets: set[str] = set(_keyed_secrets(value))
+    scanned: set[str] = set()
     for text in _strings(value):
-        secrets |= find_secrets(text)
+        if text not in scanned:  # a sync's transcript repeats its turn: scan each text once
+            scanned.add(text)
+            secrets |= find_secrets(text)
     if not secrets:
         return value
     # Longest first, so a secret that contains a shorter one is masked whole.
