@@ -394,6 +394,12 @@ def test_http_refuses_requests_without_the_token(http_server: dict[str, Any]) ->
         assert refused.status_code == 401, headers
         assert token not in refused.text
     assert httpx2.get(url, headers=accept, timeout=10).status_code == 401
+    # With the token, a request a web page could make through DNS rebinding is still refused.
+    bearer = {**accept, "Authorization": f"Bearer {token}"}
+    assert httpx2.post(url, json=initialize, timeout=10,
+                       headers={**bearer, "Host": "attacker.example"}).status_code == 421
+    assert httpx2.post(url, json=initialize, timeout=10,
+                       headers={**bearer, "Origin": "http://attacker.example"}).status_code == 403
 
     async def client() -> list[str]:
         headers = {"Authorization": f"Bearer {token}"}
