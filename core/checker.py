@@ -114,8 +114,8 @@ def no_network(attempts: list[str]) -> Iterator[None]:
     try:
         yield
     finally:
-        (socket.socket.connect, socket.socket.connect_ex, socket.create_connection,  # type: ignore[method-assign]
-         socket.getaddrinfo) = saved
+        socket.socket.connect, socket.socket.connect_ex = saved[0], saved[1]  # type: ignore[method-assign]
+        socket.create_connection, socket.getaddrinfo = saved[2], saved[3]
 
 
 def _origin(provider: Any) -> str:
@@ -131,7 +131,9 @@ def _origin(provider: Any) -> str:
 
 
 def _error(exc: BaseException) -> str:
-    return str(exc) if isinstance(exc, MemhostError | HookTimeout) else f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, MemhostError | HookTimeout):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"
 
 
 # -- the check --------------------------------------------------------------------------------

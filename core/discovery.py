@@ -9,9 +9,10 @@ reported with their paths, never silently ignored):
 
 A folder provider has a ``plugin.toml`` (see :mod:`memhost.manifest`); folders whose names start
 with ``_`` or ``.`` are ignored. :func:`discover` reads manifests and entry-point metadata only:
-no provider code runs. :func:`load_provider` imports and instantiates one provider, and every way
-that can fail is a :class:`~memhost.errors.ProviderError` saying exactly what failed; the failure
-is also kept as a :class:`LoadFailure` record (with the traceback) for ``memhost doctor``.
+no provider code runs. :func:`load_provider` imports and instantiates one provider (see
+:mod:`memhost.loading`), and every way that can fail is a :class:`~memhost.errors.ProviderError`
+saying exactly what failed; the failure is also kept as a :class:`LoadFailure` record (with the
+traceback) for ``memhost doctor``.
 
 Environment: ``MEMHOST_DISABLED_PROVIDERS=a,b`` blocks names; ``MEMHOST_STRICT_PROVIDERS=1`` makes
 discovery raise on a broken provider instead of recording it (and the manager raise when the
@@ -22,23 +23,28 @@ from __future__ import annotations
 
 import copy
 import difflib
-import importlib
 import importlib.util
-import inspect
 import logging
 import os
-import threading
-import traceback
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memhost.candidates import (
+    DISABLED_ENV,
+    Candidate,
+    Discovery,
+    LoadFailure,
+    ProviderLoadError,
+    make_failure,
+    recorded_failures,
+    recorded_items,
+)
 from memhost.errors import ConfigError, ProviderError
+from memhost.loading import has_hookimpls, instantiate, load_candidate
 from memhost.manifest import (
     MANIFEST_NAME,
     NAME_PATTERN,
     RESERVED_NAMES,
-    Manifest,
     ManifestError,
     read_manifest,
 )
@@ -46,7 +52,6 @@ from memhost.manifest import (
 log = logging.getLogger("memhost.discovery")
 
 ENTRY_POINT_GROUP = "memhost.providers"
-DISABLED_ENV = "MEMHOST_DISABLED_PROVIDERS"
 STRICT_ENV = "MEMHOST_STRICT_PROVIDERS"
 NO_ENTRYPOINTS_ENV = "MEMHOST_DISABLE_ENTRYPOINTS"
 SCHEMA_FILE = "config_schema.py"
@@ -56,8 +61,6 @@ SOURCES = ("bundled", "user", "entrypoint")
 
 _TRUE = {"1", "true", "yes", "on"}
 _warned_shadows: set[tuple[str, str]] = set()
-_recorded: dict[tuple[str, str, str], LoadFailure] = {}
-_recorded_lock = threading.Lock()
 
 
 def _env_flag(name: str) -> bool:
@@ -86,122 +89,6 @@ def bundled_root() -> Path:
 
 def user_root(home: Path) -> Path:
     return Path(home) / "plugins"
-
-
-# -- records ------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """One provider found by discovery. ``status``: ``available``, ``unavailable`` (a required
-    package is missing; ``reason`` says which and how to install it), ``failed`` (its manifest
-    is broken; ``reason`` says how), ``blocked`` or ``shadowed``."""
-
-    name: str
-    source: str
-    path: Path | None = None
-    distribution: str | None = None
-    dist_version: str | None = None
-    version: str = ""
-    description: str = ""
-    entry: str = ""
-    requires: tuple[str, ...] = ()
-    missing: tuple[str, ...] = ()
-    status: str = "available"
-    reason: str = ""
-    shadowed_by: str = ""
-    entry_point: Any = field(default=None, repr=False, compare=False)
-
-    @property
-    def where(self) -> str:
-        """The folder, or the distribution and version for an entry point."""
-        if self.source == "entrypoint":
-            return f"{self.distribution or '?'} {self.dist_version or '?'}"
-        return str(self.path)
-
-    def describe(self) -> str:
-        return f"{self.source} {self.where}"
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name, "source": self.source,
-            "path": str(self.path) if self.path else None,
-            "distribution": self.distribution, "distribution_version": self.dist_version,
-            "version": self.version, "description": self.description, "entry": self.entry,
-            "requires": list(self.requires), "missing": list(self.missing),
-            "status": self.status, "reason": self.reason, "shadowed_by": self.shadowed_by or None,
-        }
-
-
-@dataclass(frozen=True)
-class LoadFailure:
-    """A provider that could not be read or loaded."""
-
-    name: str
-    source: str
-    path: str | None
-    distribution: str | None
-    dist_version: str | None
-    error: str
-    traceback: str = ""
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "source": self.source, "path": self.path,
-                "distribution": self.distribution, "distribution_version": self.dist_version,
-                "error": self.error, "traceback": self.traceback}
-
-
-class ProviderLoadError(ProviderError):
-    """A provider could not be loaded; :attr:`failure` keeps the record (and traceback)."""
-
-    def __init__(self, message: str, failure: LoadFailure) -> None:
-        super().__init__(message)
-        self.failure = failure
-
-
-@dataclass
-class Discovery:
-    """Everything :func:`discover` found."""
-
-    candidates: list[Candidate]
-    shadowed: list[Candidate]
-    blocked: list[str]
-    failures: list[LoadFailure]
-
-    def get(self, name: str) -> Candidate | None:
-        return next((c for c in self.candidates if c.name == name), None)
-
-    def names(self) -> list[str]:
-        return sorted(c.name for c in self.candidates)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"providers": [c.as_dict() for c in self.candidates],
-                "shadowed": [c.as_dict() for c in self.shadowed],
-                "blocked": list(self.blocked),
-                "failures": [f.as_dict() for f in self.failures]}
-
-
-def _failure(candidate: Candidate, error: str, tb: str = "") -> LoadFailure:
-    return LoadFailure(candidate.name, candidate.source,
-                       str(candidate.path) if candidate.path else None,
-                       candidate.distribution, candidate.dist_version, error, tb)
-
-
-def _record(failure: LoadFailure) -> None:
-    with _recorded_lock:
-        _recorded[(failure.name, failure.source, failure.path or failure.distribution or "")] = failure
-
-
-def _forget(candidate: Candidate) -> None:
-    with _recorded_lock:
-        _recorded.pop((candidate.name, candidate.source,
-                       str(candidate.path) if candidate.path else candidate.distribution or ""), None)
-
-
-def recorded_failures() -> list[LoadFailure]:
-    """Load failures seen by :func:`load_provider` in this process (latest per provider)."""
-    with _recorded_lock:
-        return list(_recorded.values())
 
 
 # -- scanning -----------------------------------------------------------------------------------
@@ -234,8 +121,8 @@ def _folder_candidate(folder: Path, source: str, *, match_name: bool = True) -> 
     try:
         manifest = read_manifest(folder)
         if match_name and manifest.name != folder.name:
-            raise ManifestError(f"{folder / MANIFEST_NAME}: name = {manifest.name!r} does not match "
-                                f"the folder name {folder.name!r}; make them the same")
+            raise ManifestError(f"{folder / MANIFEST_NAME}: name = {manifest.name!r} does not "
+                                f"match the folder name {folder.name!r}; make them the same")
     except ManifestError as exc:
         return Candidate(folder.name, source, folder, status="failed", reason=str(exc))
     missing = tuple(missing_requirements(manifest.requires))
@@ -246,7 +133,8 @@ def _folder_candidate(folder: Path, source: str, *, match_name: bool = True) -> 
                   f"{pip_command(missing)}")
     return Candidate(manifest.name, source, folder, version=manifest.version,
                      description=manifest.description, entry=manifest.entry,
-                     requires=tuple(manifest.requires), missing=missing, status=status, reason=reason)
+                     requires=tuple(manifest.requires), missing=missing, status=status,
+                     reason=reason)
 
 
 def _module_dir(module: str) -> Path | None:
@@ -345,17 +233,12 @@ def discover(home: Path, *, bundled_dir: Path | None = None, entrypoints: bool |
         if candidate.status == "failed":
             if strict:
                 raise ProviderError(f"{candidate.reason} ({STRICT_ENV} is set)")
-            failures.append(_failure(candidate, candidate.reason))
+            failures.append(make_failure(candidate, candidate.reason))
     listed = {(f.name, f.source, f.path or f.distribution or "") for f in failures}
     current = {(c.name, c.source, str(c.path) if c.path else c.distribution or "")
                for c in winners.values()}
-    failures += [f for key, f in _recorded_snapshot() if key in current and key not in listed]
+    failures += [f for key, f in recorded_items() if key in current and key not in listed]
     return Discovery(sorted(winners.values(), key=lambda c: c.name), shadowed, blocked, failures)
-
-
-def _recorded_snapshot() -> list[tuple[tuple[str, str, str], LoadFailure]]:
-    with _recorded_lock:
-        return list(_recorded.items())
 
 
 # -- names --------------------------------------------------------------------------------------
@@ -435,116 +318,6 @@ def load_path(folder: Path) -> Any:
     return load_candidate(folder_candidate(folder))
 
 
-def load_candidate(candidate: Candidate) -> Any:
-    """Load one discovered candidate (see :func:`load_provider`)."""
-    label = f"memory provider {candidate.name!r} ({candidate.describe()})"
-    if candidate.status == "blocked":
-        raise ProviderError(f"{label} is blocked by {DISABLED_ENV}="
-                            f"{os.environ.get(DISABLED_ENV, '')!r}; remove it from that list to "
-                            "use it")
-    if candidate.status == "failed":
-        raise ProviderError(f"{label} cannot be loaded: {candidate.reason}")
-    if candidate.status == "unavailable":
-        raise ProviderError(f"{label} is unavailable: {candidate.reason}")
-    if candidate.status == "shadowed":
-        raise ProviderError(f"{label} is shadowed by the one from {candidate.shadowed_by}")
-    module_name, _, attribute = candidate.entry.partition(":")
-    try:
-        if candidate.source == "entrypoint":
-            module = importlib.import_module(module_name)
-        else:
-            from memhost import pathload
-
-            assert candidate.path is not None
-            module = pathload.load_module(candidate.path, module_name, name=candidate.name)
-    except KeyboardInterrupt:
-        raise
-    except BaseException as exc:
-        from memhost.pathload import EntryModuleMissing
-
-        if isinstance(exc, EntryModuleMissing):
-            _raise(candidate, f"{label}: plugin.toml entry = {candidate.entry!r} names a module "
-                              f"that does not exist: {exc}")
-        _raise(candidate, f"{label} failed to import: {type(exc).__name__}: {exc}", exc)
-    try:
-        provider = _provider_object(module, attribute, label, candidate)
-    except ProviderError:
-        if candidate.source != "entrypoint" and candidate.path is not None:
-            from memhost import pathload
-
-            # Forget the modules, so that a fix on disk is read at the next attempt.
-            pathload.unload(candidate.name, candidate.path)
-        raise
-    _forget(candidate)
-    return provider
-
-
-def _raise(candidate: Candidate, message: str, exc: BaseException | None = None) -> None:
-    tb = "".join(traceback.format_exception(exc)) if exc is not None else ""
-    failure = _failure(candidate, message, tb)
-    _record(failure)
-    log.debug("%s", message)
-    raise ProviderLoadError(message, failure)
-
-
-def has_hookimpls(obj: Any) -> bool:
-    """True when ``obj`` has at least one attribute marked ``@memhost.hookimpl``."""
-    for attr in dir(obj):
-        try:
-            value = inspect.getattr_static(obj, attr)
-        except AttributeError:
-            continue
-        if isinstance(value, staticmethod | classmethod):
-            value = value.__func__
-        if getattr(value, "memhost_impl", None) is not None:
-            return True
-    return False
-
-
-def _provider_object(module: Any, attribute: str, label: str, candidate: Candidate) -> Any:
-    where = getattr(module, "__name__", "?")
-    if not attribute:
-        if has_hookimpls(module):
-            return module
-        _raise(candidate, f"{label}: no provider found: the module defines no "
-                          "@memhost.hookimpl functions; name the provider class in the entry, as "
-                          "'module:Class'")
-    obj: Any = module
-    for part in attribute.split("."):
-        try:
-            obj = getattr(obj, part)
-        except AttributeError:
-            _raise(candidate, f"{label}: no provider found: {attribute!r} is not defined in "
-                              f"module {where!r} (entry = {candidate.entry!r})")
-    return instantiate(obj, label, candidate)
-
-
-def instantiate(obj: Any, label: str, candidate: Candidate | None = None) -> Any:
-    """Turn what an entry names into a provider object: a class is instantiated, an object with
-    hook implementations is used as is, any other callable is a factory and is called."""
-    fail = (lambda msg, exc=None: _raise(candidate, msg, exc)) if candidate is not None else None
-
-    def error(message: str, exc: BaseException | None = None) -> None:
-        if fail is not None:
-            fail(message, exc)
-        raise ProviderError(message)
-
-    what = getattr(obj, "__qualname__", type(obj).__name__)
-    if inspect.isclass(obj) or (callable(obj) and not has_hookimpls(obj)):
-        try:
-            made = obj()
-        except KeyboardInterrupt:
-            raise
-        except BaseException as exc:
-            error(f"{label}: {what}() raised {type(exc).__name__}: {exc}", exc)
-        if inspect.isclass(made):
-            return instantiate(made, label, candidate)
-        obj = made
-    if not has_hookimpls(obj):
-        error(f"{label}: no provider found: {what} has no methods marked @memhost.hookimpl")
-    return obj
-
-
 # -- runtime config -----------------------------------------------------------------------------
 
 
@@ -572,8 +345,8 @@ def runtime_config(name: str, home: Path, table: dict[str, Any] | None = None) -
 
 
 __all__ = [
-    "BUILTIN_ONLY", "Candidate", "Discovery", "ENTRY_POINT_GROUP", "LoadFailure",
-    "ProviderLoadError", "discover", "folder_candidate", "known_names", "load_candidate",
-    "load_path", "load_provider",
-    "recorded_failures", "runtime_config", "schema_path", "validate_provider_name",
+    "BUILTIN_ONLY", "Candidate", "DISABLED_ENV", "Discovery", "ENTRY_POINT_GROUP", "LoadFailure",
+    "ProviderLoadError", "discover", "folder_candidate", "has_hookimpls", "instantiate",
+    "known_names", "load_candidate", "load_path", "load_provider", "recorded_failures",
+    "runtime_config", "schema_path", "validate_provider_name",
 ]

@@ -318,8 +318,8 @@ class Test$cls(ProviderContract):
 def test_a_note_added_with_the_tool_is_recalled(fresh_provider, tmp_path):
     provider = fresh_provider
     provider.initialize(session_id="s1", home=tmp_path, config={}, context="primary")
-    provider.handle_tool_call(tool_name="$tool",
-                              arguments={"action": "add", "text": "Deployments happen on Tuesdays."})
+    provider.handle_tool_call(
+        tool_name="$tool", arguments={"action": "add", "text": "Deployments happen on Tuesdays."})
     assert "Tuesdays" in provider.prefetch(query="when are deployments?")
     assert provider.prefetch(query="favourite colour") is None
 '''
@@ -332,7 +332,7 @@ build-backend = "setuptools.build_meta"
 [project]
 name = "$distribution"
 version = "0.1.0"
-description = "Short notes kept in a JSON-lines file, recalled by matching words (a memhost memory provider)."
+description = "A memhost memory provider: short notes, recalled by matching words."
 readme = "README.md"
 requires-python = ">=3.11"
 dependencies = ["memhost>=0.1"]
@@ -380,8 +380,8 @@ class Test$cls(ProviderContract):
 def test_a_note_added_with_the_tool_is_recalled(tmp_path):
     provider = $cls()
     provider.initialize(session_id="s1", home=tmp_path, config={}, context="primary")
-    provider.handle_tool_call(tool_name="$tool",
-                              arguments={"action": "add", "text": "Deployments happen on Tuesdays."})
+    provider.handle_tool_call(
+        tool_name="$tool", arguments={"action": "add", "text": "Deployments happen on Tuesdays."})
     assert "Tuesdays" in provider.prefetch(query="when are deployments?")
     assert provider.prefetch(query="favourite colour") is None
 '''

@@ -54,6 +54,17 @@ def synthetic_modules(name: str) -> list[str]:
     return [k for k in sys.modules if k.startswith(f"memhost_ext_{name}_")]
 
 
+REAL_BUNDLED_ROOT = discovery.bundled_root
+
+
+@pytest.fixture(autouse=True)
+def _no_real_bundled_providers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Providers shipped with memhost stay out of these tests; each test makes its own."""
+    empty = tmp_path / "no-bundled-providers"
+    empty.mkdir()
+    monkeypatch.setattr(discovery, "bundled_root", lambda: empty)
+
+
 @pytest.fixture
 def bundled(tmp_path: Path) -> Path:
     path = tmp_path / "bundled"
@@ -114,7 +125,7 @@ def test_a_bundled_folder_is_found_and_loaded(home: Path, bundled: Path) -> None
 def test_the_bundled_root_is_the_plugins_package_folder() -> None:
     import memhost.plugins
 
-    assert discovery.bundled_root() == Path(memhost.plugins.__file__).resolve().parent
+    assert REAL_BUNDLED_ROOT() == Path(memhost.plugins.__file__).resolve().parent
 
 
 def test_a_user_folder_with_relative_imports_between_modules(home: Path) -> None:

@@ -443,7 +443,8 @@ def doctor_section(ctx: Any) -> dict[str, Any]:
     if found.blocked:
         notes.append(f"blocked by {discovery.DISABLED_ENV}: {', '.join(found.blocked)}")
     return section("providers", "Providers", lines=lines, problems=problems, notes=notes,
-                   configured=configured or "builtin", configured_active=bool(active) or not configured,
+                   configured=configured or "builtin",
+                   configured_active=bool(active) or not configured,
                    providers=rows, shadowed=[c.as_dict() for c in found.shadowed],
                    blocked=found.blocked, failures=[f.as_dict() for f in failures.values()],
                    secrets=secrets)
