@@ -29,7 +29,7 @@ def scrubber(ctx: Context) -> list[Row]:
                             target=str(TARGET))]
 
     size = ctx.size(2_000_000, 10_000_000)
-    rounds = ctx.size(3, 7)
+    rounds = ctx.size(5, 15)
     text = corpus.model_output(size)
     sizes = corpus.chunk_sizes(len(text))
     chunks, at = [], 0

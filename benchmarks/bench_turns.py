@@ -136,7 +136,7 @@ class HangingProvider:
 def prefetch_hang(ctx: Context) -> list[Row]:
     import logging
 
-    timeout = ctx.size(0.25, 0.5)
+    timeout = ctx.size(0.5, 1.0)
     rounds = ctx.size(3, 5)
     later_turns = ctx.size(50, 200)
     firsts: list[float] = []

@@ -69,6 +69,8 @@ def main(argv: list[str] | None = None) -> int:
         if len(items) > 20:
             print(f"  ... and {len(items) - 20} more {label} problem(s)")
         failed = failed or bool(items)
+    for item in audit.known_issues:
+        print(f"  known issue (not failing the run): {item}")
     if failed:
         print(f"soak: FAILED; the run folder is kept: {run}")
         return 1
