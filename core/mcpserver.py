@@ -113,7 +113,12 @@ class MemorySession:
         await asyncio.wrap_future(self._started)
 
     def _start(self, client: str) -> None:
-        manager = self._build()
+        try:
+            manager = self._build()
+        except Exception as exc:
+            # Every request of this connection answers with an error from now on; say why here.
+            log.error("the memory session (%s) cannot start: %s", self.label, exc)
+            raise
         self.session_id = time.strftime("mcp-%Y%m%d-%H%M%S-") + secrets.token_hex(3)
         manager.start_session(self.session_id)
         status = manager.status()

@@ -349,6 +349,10 @@ def test_bad_arguments_fail_before_serving(home: Path) -> None:
                            env={**env, "MEMHOST_MCP_TOKEN": "short"}, capture_output=True,
                            text=True, timeout=60)
     assert short.returncode == 2 and "MEMHOST_MCP_TOKEN" in short.stderr
+    update_config(home, {("memory", "provider"): "nosuch"})
+    strict = subprocess.run([SCRIPT, "mcp"], env={**env, "MEMHOST_STRICT_PROVIDERS": "1"},
+                            input="", capture_output=True, text=True, timeout=60)
+    assert strict.returncode == 2 and "'nosuch'" in strict.stderr and strict.stdout == ""
     (home / "config.toml").write_text("[memory]\nprefetch_timeout = 'soon'\n", encoding="utf-8")
     broken = subprocess.run([SCRIPT, "mcp"], env=env, input="", capture_output=True, text=True,
                             timeout=60)
