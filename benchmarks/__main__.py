@@ -21,7 +21,7 @@ from pathlib import Path
 from benchmarks import REGISTRY, load_all
 from benchmarks.harness import FAILED, Context, Row, default_scratch
 
-COLUMNS = (("benchmark", 32), ("memhost", 12), ("baseline", 12), ("ratio", 8), ("unit", 10),
+COLUMNS = (("benchmark", 34), ("memhost", 12), ("baseline", 12), ("ratio", 8), ("unit", 10),
            ("rounds", 6), ("target", 30), ("met", 5), ("notes", 0))
 
 
@@ -38,7 +38,7 @@ def _figure(value: float | None) -> str:
 def _line(row: Row) -> str:
     label = f"{row.name}[{row.case}]" if row.case else row.name
     if row.status != "ok":
-        return f"{label:<32} {row.status}: {row.note}"
+        return f"{label:<34} {row.status}: {row.note}"
     met = {True: "yes", False: "NO", None: "-"}[row.met]
     cells = [label, _figure(row.memhost), _figure(row.baseline), _figure(row.ratio), row.unit,
              str(row.rounds), row.target or "-", met, row.note]

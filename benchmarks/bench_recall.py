@@ -40,12 +40,14 @@ QUERIES = 200
 def provider_config(provider: str, home: Path) -> dict[str, Any]:
     """The ``[providers.<name>]`` settings the benchmark runs ``provider`` with.
 
-    Fill in when the provider lands. Postgres reads its server from
-    ``MEMHOST_BENCH_POSTGRES_DSN`` (CI starts one on 127.0.0.1:5432, database ``test``).
+    They are saved through the settings service, so a secret lands in the home's ``.env``.
+    Postgres reads its server from ``MEMHOST_BENCH_POSTGRES_DSN`` (CI starts one on
+    127.0.0.1:5432, database ``test``, trust authentication); every run uses a fresh schema.
     """
     if provider == "postgres":
         return {"dsn": os.environ.get("MEMHOST_BENCH_POSTGRES_DSN",
-                                      "postgresql://postgres@127.0.0.1:5432/test")}
+                                      "postgresql://postgres@127.0.0.1:5432/test"),
+                "schema": f"memhost_bench_{os.getpid()}_{home.name.replace('-', '_')}"}
     return {}
 
 
@@ -56,6 +58,24 @@ def baseline_recall(provider: str, home: Path, config: dict[str, Any]) -> Callab
     Fill in with the provider: e.g. an FTS5 ``MATCH`` on the provider's own table.
     """
     return None
+
+
+def cleanup(provider: str, home: Path, settings: dict[str, Any]) -> None:
+    """Remove what a run left outside its home (the postgres schema); the home itself goes."""
+    if provider != "postgres" or not settings.get("schema"):
+        return
+    try:
+        import psycopg
+        from psycopg import sql
+    except ImportError:
+        return
+    with psycopg.connect(settings["dsn"], autocommit=True, connect_timeout=10) as conn:
+        conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(
+            sql.Identifier(settings["schema"])))
+
+
+def _size(turns: int) -> str:
+    return f"{turns // 1000}k turns"
 
 
 def _discovered(provider: str, home: Path) -> bool:
@@ -73,17 +93,22 @@ def measure_recall(ctx: Context, provider: str, turns: int, home: Path) -> list[
 
     from memhost.home import config_path
     from memhost.manager import MemoryManager
+    from memhost.providers import FAILED
 
     config_path(home).write_text(tomlkit.dumps({
-        "memory": {"provider": provider, "prefetch_timeout": 30.0},
-        "providers": {provider: provider_config(provider, home)}}), encoding="utf-8")
+        "memory": {"provider": provider, "prefetch_timeout": 30.0}}), encoding="utf-8")
+    settings = provider_config(provider, home)
+    if settings:
+        # Through the settings service, as a settings UI saves them: secrets (a DSN) go to the
+        # home's .env, the rest to config.toml.
+        from memhost.schema.settings import SettingsService
+
+        SettingsService(home).update(provider, settings)
     manager = MemoryManager.from_home(home)
     status = manager.status()
     if status["external_provider"] != provider:
         raise RuntimeError(f"{provider} did not activate: {status['problems']}")
     manager.start_session("bench-recall")
-    from memhost.providers import FAILED
-
     external = manager._external  # the registered provider, as the background worker calls it
     rng = random.Random(turns)
     try:
@@ -107,7 +132,7 @@ def measure_recall(ctx: Context, provider: str, turns: int, home: Path) -> list[
             turn = manager.begin_turn(query)
             latencies.append(time.perf_counter() - start)
             recalled += bool(turn.context)
-        bare = baseline_recall(provider, home, provider_config(provider, home))
+        bare = baseline_recall(provider, home, settings)
         bare_latencies: list[float] = []
         if bare is not None:
             for query in queries:
@@ -116,12 +141,13 @@ def measure_recall(ctx: Context, provider: str, turns: int, home: Path) -> list[
                 bare_latencies.append(time.perf_counter() - start)
     finally:
         manager.shutdown(10)
+        cleanup(provider, home, settings)
     p50, p95 = statistics.median(latencies) * 1e3, percentile(latencies, 95) * 1e3
     b50 = statistics.median(bare_latencies) * 1e3 if bare_latencies else None
     name = f"recall_{provider}"
-    size = f"{turns:,} turns"
+    size = _size(turns)
     return [
-        Row(name, f"{size} prefetch p50", p50, b50, p50 / b50 if b50 else None, "ms", QUERIES,
+        Row(name, f"{size} p50", p50, b50, p50 / b50 if b50 else None, "ms", QUERIES,
             note=f"p95 {p95:.2f} ms; {recalled}/{QUERIES} turns got recall",
             extra={"p95_ms": p95, "recalled": recalled}),
         Row(name, f"{size} ingest", ingest, None, None, "turns/s", 1),
@@ -134,7 +160,7 @@ def _recall_rows(ctx: Context, provider: str) -> list[Row]:
         if not _discovered(provider, root):
             return [unavailable(name, NOT_INSTALLED, f"no provider named {provider!r} was "
                                 "discovered (bundled, user folder or entry point)",
-                                case=f"{n:,} turns") for n in SIZES]
+                                case=_size(n)) for n in SIZES]
         rows: list[Row] = []
         # Ingesting commits (and fsyncs) once per turn, so the full sizes take minutes; a quick
         # run measures a small store and lists the full sizes as skipped.
@@ -144,7 +170,7 @@ def _recall_rows(ctx: Context, provider: str) -> list[Row]:
             rows.extend(measure_recall(ctx, provider, turns, home))
         if ctx.quick:
             rows += [unavailable(name, "skipped", f"not run with --quick (it measures "
-                                 f"{QUICK_SIZE:,} turns)", case=f"{n:,} turns") for n in SIZES]
+                                 f"{QUICK_SIZE:,} turns)", case=_size(n)) for n in SIZES]
         return rows
 
 
