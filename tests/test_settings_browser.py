@@ -296,9 +296,13 @@ def test_the_when_field_appears_and_hides_with_its_condition(page: Page) -> None
     field(p, "host").locator("input").fill("http://localhost:9000")
     field(p, "mode").locator("select").select_option(label="Hosted")
     p.click("#save")
+    page.notice("info", "Nothing to save")  # back where it started: nothing changed
+    field(p, "user_id").locator("input").fill("ada")
+    p.click("#save")
     page.notice("saved", "Saved")
-    stored = {f["key"]: f.get("value") for f in page.server.json("GET", "/api/providers/demo")[1]["fields"]}
-    assert stored["host"] is None and stored["mode"] == "cloud"
+    stored = {f["key"]: f for f in page.server.json("GET", "/api/providers/demo")[1]["fields"]}
+    assert stored["host"]["value"] is None and stored["user_id"]["value"] == "ada"
+    assert stored["mode"]["source"] == "default"  # an untouched field is not written
 
 
 # -- memory ----------------------------------------------------------------------------------------

@@ -221,8 +221,11 @@ def set_active(request: Request) -> dict[str, Any]:
         return {"configured": "builtin", "status": "active", "reason": "",
                 "message": "Only the builtin memory is active."}
     candidate = discovery.discover(home, strict=False).get(name)
-    _, tables, _ = _configured(home)
-    status, reason = _status(candidate, home, tables.get(name), name)
+    if candidate is None:  # removed since it was validated a moment ago
+        status, reason = "failed", "it is no longer found"
+    else:
+        _, tables, _ = _configured(home)
+        status, reason = _status(candidate, home, tables.get(name), name)
     message = (f"{name} is the memory provider." if status == "active" else
                f"{name} is selected, but it is {status}: {reason}. Until that is fixed only the "
                "builtin memory is active.")

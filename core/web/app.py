@@ -23,7 +23,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from memhost.web import api
-from memhost.web.security import Guard, is_api
+from memhost.web.security import Guard, Tokens, is_api
 
 log = logging.getLogger("memhost.web")
 
@@ -98,21 +98,21 @@ def create_app(home: Path, *, token: str, port: int) -> Starlette:
     """The application for ``home``, accepting ``token``, served at 127.0.0.1:``port``."""
     home = Path(home)
     document = api.openapi(port)
+    tokens = Tokens(token, port)
 
     async def openapi(request: Request) -> Response:
         return JSONResponse(document)
 
     async def page(request: Request) -> Response:
-        guard = Guard(lambda *a: None, token=token, port=port)  # the checks, not the middleware
         offered = request.query_params.get("token")
         if offered is not None:
-            if not guard.token_ok(offered):
+            if not tokens.token_ok(offered):
                 return HTMLResponse(SIGN_IN_PAGE, status_code=401)
             response = RedirectResponse("/", status_code=303)
-            response.set_cookie(guard.cookie, token, httponly=True, samesite="strict", path="/")
+            response.set_cookie(tokens.cookie, token, httponly=True, samesite="strict", path="/")
             return response
         headers = {k.lower(): v for k, v in request.headers.items()}
-        if not guard.authorized(headers):
+        if not tokens.authorized(headers):
             return HTMLResponse(SIGN_IN_PAGE, status_code=401)
         return FileResponse(STATIC / "index.html", media_type="text/html")
 

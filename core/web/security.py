@@ -71,24 +71,20 @@ def _headers(scope: Scope) -> dict[str, str]:
     return found
 
 
-class Guard:
-    """The ASGI middleware described in the module docstring."""
+class Tokens:
+    """This start's token, and whether a request carries it."""
 
-    def __init__(self, app: ASGIApp, *, token: str, port: int) -> None:
-        self.app = app
+    def __init__(self, token: str, port: int) -> None:
         self.token = token
-        self.port = port
         self.cookie = cookie_name(port)
-        self.hosts = frozenset({f"127.0.0.1:{port}", f"localhost:{port}"})
-
-    # -- checks -----------------------------------------------------------------------------------
 
     def token_ok(self, candidate: str | None) -> bool:
         return bool(candidate) and secrets.compare_digest(
             candidate.encode("utf-8", "replace"), self.token.encode("utf-8"))
 
     def authorized(self, headers: dict[str, str]) -> bool:
-        """The request carries this start's token (cookie or bearer header)."""
+        """The request (lower-cased header names) carries the token, as the session cookie or
+        as ``Authorization: Bearer``."""
         auth = headers.get("authorization", "")
         scheme, _, value = auth.partition(" ")
         if scheme.lower() == "bearer" and self.token_ok(value.strip()):
@@ -101,6 +97,18 @@ class Guard:
                 return True
         return False
 
+
+class Guard:
+    """The ASGI middleware described in the module docstring."""
+
+    def __init__(self, app: ASGIApp, *, token: str, port: int) -> None:
+        self.app = app
+        self.port = port
+        self.tokens = Tokens(token, port)
+        self.hosts = frozenset({f"127.0.0.1:{port}", f"localhost:{port}"})
+
+    # -- checks -----------------------------------------------------------------------------------
+
     def refusal(self, scope: Scope) -> tuple[int, str, dict[str, str]] | None:
         """``(status, message, extra headers)`` when the request must be refused, else ``None``."""
         headers = _headers(scope)
@@ -109,7 +117,7 @@ class Guard:
             return 400, ("This server answers only to http://127.0.0.1:%d or http://localhost:%d; "
                          "the request named another host." % (self.port, self.port)), {}
         path = scope.get("path", "")
-        if is_api(path) and not self.authorized(headers):
+        if is_api(path) and not self.tokens.authorized(headers):
             return 401, ("Not signed in: open the link printed by `memhost settings serve` (it "
                          "holds this start's token), or send Authorization: Bearer TOKEN."), {
                 "www-authenticate": 'Bearer realm="memhost settings"'}

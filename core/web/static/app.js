@@ -221,6 +221,10 @@
       }
       groups.get(field.group).append(row);
     }
+    // What the form shows before any change, as typed values: only what differs is sent.
+    for (const row of $$("#form-fields .field")) {
+      if (row._field.kind !== "secret") row._initial = JSON.stringify(readField(row).value ?? null);
+    }
     for (const key of described.unknown_keys || []) {
       container.append(el("p", { className: "warn", text: `The stored key '${key}' is not one of this provider's settings.` }));
     }
@@ -427,8 +431,8 @@
       }
       if (field.kind === "secret") {
         if (value && value.trim()) values[field.key] = value;
-      } else if (!sameValue(value, field.source === "stored" ? field.value : null)) {
-        // Changed from what is stored: send it (a blank goes back to the default).
+      } else if (JSON.stringify(value ?? null) !== row._initial) {
+        // Changed in the form: send it (a blank goes back to the default).
         if (!(value === null && field.source !== "stored")) values[field.key] = value;
       }
     }
