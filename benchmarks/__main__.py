@@ -77,6 +77,14 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"unknown benchmark(s) {', '.join(unknown)}; known: {', '.join(REGISTRY)}")
         selected = [REGISTRY[n] for n in names]
 
+    # Providers and memhost log their expected complaints (a hanging prefetch, an unreachable
+    # server) as warnings; the rows say what matters. -v shows them.
+    import logging
+
+    handler = logging.StreamHandler()
+    handler.setLevel(logging.WARNING if args.verbose else logging.CRITICAL)
+    handler.setFormatter(logging.Formatter("  log: %(name)s: %(levelname)s: %(message)s"))
+    logging.getLogger().addHandler(handler)
     scratch = args.dir or default_scratch()
     scratch.mkdir(parents=True, exist_ok=True)
     ctx = Context(quick=args.quick, scratch=scratch, verbose=args.verbose)

@@ -25,6 +25,7 @@ from typing import Any
 from benchmarks import corpus
 from benchmarks.harness import (
     NOT_INSTALLED,
+    UNAVAILABLE,
     Context,
     Row,
     benchmark,
@@ -69,9 +70,16 @@ def cleanup(provider: str, home: Path, settings: dict[str, Any]) -> None:
         from psycopg import sql
     except ImportError:
         return
-    with psycopg.connect(settings["dsn"], autocommit=True, connect_timeout=10) as conn:
-        conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(
-            sql.Identifier(settings["schema"])))
+    try:
+        with psycopg.connect(settings["dsn"], autocommit=True, connect_timeout=10) as conn:
+            conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(
+                sql.Identifier(settings["schema"])))
+    except psycopg.Error:
+        pass  # no server, so nothing was created there
+
+
+class Unavailable(Exception):
+    """The provider is installed but cannot run here (no server, missing driver)."""
 
 
 def _size(turns: int) -> str:
@@ -107,7 +115,8 @@ def measure_recall(ctx: Context, provider: str, turns: int, home: Path) -> list[
     manager = MemoryManager.from_home(home)
     status = manager.status()
     if status["external_provider"] != provider:
-        raise RuntimeError(f"{provider} did not activate: {status['problems']}")
+        manager.shutdown(10)
+        raise Unavailable("; ".join(p["problem"] for p in status["problems"]) or "not active")
     manager.start_session("bench-recall")
     external = manager._external  # the registered provider, as the background worker calls it
     rng = random.Random(turns)
@@ -121,6 +130,8 @@ def measure_recall(ctx: Context, provider: str, turns: int, home: Path) -> list[
                 external, "sync_turn", user_content=f"[{number}] {user}",
                 assistant_content=answer, session_id="bench-recall", messages=[])
             if result is FAILED:
+                if number == 0:  # nothing stored at all: the provider cannot work here
+                    raise Unavailable(external.last_error)
                 raise RuntimeError(f"sync_turn failed: {external.last_error}")
         ingest = turns / (time.perf_counter() - started)
 
@@ -167,7 +178,11 @@ def _recall_rows(ctx: Context, provider: str) -> list[Row]:
         for turns in (QUICK_SIZE,) if ctx.quick else SIZES:
             home = root / f"{provider}-{turns}"
             home.mkdir()
-            rows.extend(measure_recall(ctx, provider, turns, home))
+            try:
+                rows.extend(measure_recall(ctx, provider, turns, home))
+            except Unavailable as exc:
+                return [unavailable(name, UNAVAILABLE, str(exc)[:300], case=_size(n))
+                        for n in SIZES]
         if ctx.quick:
             rows += [unavailable(name, "skipped", f"not run with --quick (it measures "
                                  f"{QUICK_SIZE:,} turns)", case=_size(n)) for n in SIZES]

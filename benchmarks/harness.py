@@ -24,6 +24,7 @@ from typing import Any
 OK = "ok"
 NOT_AVAILABLE = "not available yet"
 NOT_INSTALLED = "provider not installed"
+UNAVAILABLE = "provider unavailable"
 FAILED = "error"
 
 _OPS: dict[str, Callable[[float, float], bool]] = {
