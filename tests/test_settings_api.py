@@ -34,7 +34,7 @@ SECRET = "sk-demo-7c1f0e9b2a4d6853"
 DEMO_MANIFEST = """\
 name = "demo"
 version = "0.1.0"
-description = "A test provider whose settings cover every field kind."
+description = "An example provider whose settings use every kind of field."
 entry = "provider:Demo"
 requires = []
 """
@@ -109,7 +109,8 @@ def make_home(root: Path) -> Path:
     home.mkdir(parents=True, exist_ok=True)
     folder = write_provider(home, "demo", DEMO_PROVIDER, DEMO_SCHEMA)
     (folder / "plugin.toml").write_text(DEMO_MANIFEST, encoding="utf-8")
-    write_provider(home, "offline", UNAVAILABLE_PROVIDER, description="Always unavailable.")
+    write_provider(home, "offline", UNAVAILABLE_PROVIDER,
+                   description="An example provider that is switched off.")
     return home
 
 
@@ -510,7 +511,16 @@ def test_a_broken_or_shadowed_provider_is_reported(tmp_path: Path) -> None:
     write_provider(home, "broken", "class Broken:\n    raise RuntimeError('boom at import')\n")
     (home / "plugins" / "badmanifest").mkdir()
     (home / "plugins" / "badmanifest" / "plugin.toml").write_text("name = [", encoding="utf-8")
-    s = start_server(home, tmp_path / "logs")
+    # an installed package whose entry point is also called "demo": the user folder wins
+    site = tmp_path / "site"
+    info = site / "memhost_demo-9.9.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: memhost-demo\nVersion: 9.9\n",
+                                   encoding="utf-8")
+    (info / "entry_points.txt").write_text("[memhost.providers]\ndemo = memhost_demo:Demo\n",
+                                           encoding="utf-8")
+    s = start_server(home, tmp_path / "logs", env={"PYTHONPATH": str(site),
+                                                   "MEMHOST_DISABLE_ENTRYPOINTS": "0"})
     try:
         data = s.json("GET", "/api/providers")[1]
     finally:
@@ -518,6 +528,10 @@ def test_a_broken_or_shadowed_provider_is_reported(tmp_path: Path) -> None:
     rows = {row["name"]: row for row in data["providers"]}
     assert rows["broken"]["status"] == "failed" and "boom at import" in rows["broken"]["reason"]
     assert rows["badmanifest"]["status"] == "failed" and rows["badmanifest"]["reason"]
+    assert rows["demo"]["source"] == "user"
+    shadowed = [row for row in data["shadowed"] if row["name"] == "demo"]
+    assert len(shadowed) == 1 and shadowed[0]["status"] == "shadowed"
+    assert shadowed[0]["source"] == "entrypoint" and "shadowed by" in shadowed[0]["reason"]
 
 
 def test_choosing_the_provider_is_validated(server: Server) -> None:

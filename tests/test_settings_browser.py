@@ -76,6 +76,7 @@ class Page:
         self.page.goto(self.server.url)
         self.page.wait_for_selector("body[data-ready='true']")
         assert "token=" not in self.page.url  # the token left the address bar
+        assert self.server.token not in self.page.evaluate("document.cookie")  # HttpOnly
         return self.page
 
     def reload(self) -> Any:

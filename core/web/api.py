@@ -237,16 +237,17 @@ def set_active(request: Request) -> dict[str, Any]:
 
 def _entry_flags(store: Any, target: str, entries: list[dict[str, Any]], stale_days: int,
                  now: float) -> None:
+    """``pinned`` and ``stale`` for entries whose description lacks them: pinned from the
+    sidecar, stale when neither written nor confirmed within ``stale_days`` (never when pinned).
+    Flags the store's own description already gives are kept as they are."""
     from memhost.builtin_providers import entrymeta
 
     meta = entrymeta.load(store.path(target))
     for entry in entries:
         record = entrymeta.for_entry(meta, entry["text"])
-        entry["pinned"] = bool(record.get("pinned"))
-        entry["confirmed"] = record.get("confirmed")
-        if "stale" in record:
-            entry["stale"] = bool(record["stale"])
-        else:
+        entry.setdefault("pinned", bool(record.get("pinned")))
+        entry.setdefault("confirmed", record.get("confirmed"))
+        if "stale" not in entry:
             touched = [t for t in (record.get("updated"), record.get("confirmed"),
                                    record.get("created"))
                        if isinstance(t, int | float) and not isinstance(t, bool)]
@@ -255,19 +256,31 @@ def _entry_flags(store: Any, target: str, entries: list[dict[str, Any]], stale_d
         entry["updated_age"] = _age(entry.get("updated"), now) if entry.get("updated") else None
 
 
+def _describe_store(store: Any, config: Any, target: str) -> dict[str, Any]:
+    """``memhost memory show``'s description of one store (with the curator's stale window when
+    that description takes one)."""
+    import inspect
+
+    from memhost.cli.memory import describe_store
+
+    options: dict[str, Any] = {}
+    if "stale_after_days" in inspect.signature(describe_store).parameters:
+        options["stale_after_days"] = config.curator.stale_after_days
+    return describe_store(store, config.memory, target, **options)
+
+
 def memory(request: Request) -> dict[str, Any]:
     """Both stores: usage, limits, whether enabled, and the entries with their index, age and
     flags (pinned, stale, withheld by threat scanning)."""
     from memhost.approval import PendingStore
     from memhost.builtin_providers.store import MemoryStore
-    from memhost.cli.memory import describe_store
 
     config = _config(request.home)
     store = MemoryStore.from_settings(request.home, config.memory)
     now = time.time()
     stores = []
     for target in TARGETS:
-        info = describe_store(store, config.memory, target)
+        info = _describe_store(store, config, target)
         _entry_flags(store, target, info["entries"], config.curator.stale_after_days, now)
         stores.append(info)
     return {"stores": stores, "pending": PendingStore(request.home).count(),

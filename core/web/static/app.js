@@ -524,7 +524,9 @@
       el("span", { text: entry.age === "unknown" ? "age unknown" : `added ${entry.age} ago` }),
       entry.origin ? el("span", { text: `by ${entry.origin}` }) : null,
       entry.pinned ? el("span", { className: "badge pinned", "data-flag": "pinned", text: "pinned" }) : null,
-      entry.stale ? el("span", { className: "badge stale", "data-flag": "stale", text: "stale" }) : null,
+      entry.stale ? el("span", { className: "badge stale", "data-flag": "stale", text: "stale",
+                                 title: entry.stale_reason || null }) : null,
+      entry.review_after ? el("span", { "data-flag": "review-after", text: `review after ${entry.review_after}` }) : null,
       entry.blocked && entry.blocked.length ? el("span", { className: "badge withheld", "data-flag": "withheld", text: `withheld from the prompt: ${entry.blocked.join(", ")}` }) : null);
     const error = el("p", { className: "error", role: "alert", "data-entry-error": "" });
     item.append(text, meta);
