@@ -55,14 +55,23 @@ def render_block(target: str, entries: list[str], limit: int, filename: str) -> 
     """The framed block for one store, or ``""`` when it has no entries."""
     if not entries:
         return ""
-    used = joined_length(entries)
-    shown = display_entries(entries, filename)
-    for original, sanitized in zip(entries, shown, strict=True):
-        if sanitized != original:
-            log.warning("%s: an entry matched the threat scanner and was withheld from the prompt",
-                        filename)
-    header = f"{TITLES[target]} [{usage_text(used, limit)}]"
-    return "\n".join([RULE, header, RULE, DELIMITER.join(shown)])
+    block, withheld = _render(target, tuple(entries), limit, filename)
+    for _ in range(withheld):
+        log.warning("%s: an entry matched the threat scanner and was withheld from the prompt",
+                    filename)
+    return block
+
+
+# Rendering is pure given the entries, so a session start that finds the entries of the last
+# one (the common case) reuses its block; the warnings above are still logged every time.
+@lru_cache(maxsize=16)
+def _render(target: str, entries: tuple[str, ...], limit: int, filename: str) -> tuple[str, int]:
+    listed = list(entries)
+    shown = display_entries(listed, filename)
+    withheld = sum(1 for original, sanitized in zip(listed, shown, strict=True)
+                   if sanitized != original)
+    header = f"{TITLES[target]} [{usage_text(joined_length(listed), limit)}]"
+    return "\n".join([RULE, header, RULE, DELIMITER.join(shown)]), withheld
 
 
 @dataclass(frozen=True)
