@@ -9,6 +9,7 @@ ages, never entries. It is written atomically but without fsync: it is cheap to 
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import json
 from pathlib import Path
@@ -16,7 +17,15 @@ from typing import Any
 
 from memhost.files import atomic_write_bytes, read_json_or
 
-FIELDS = ("created", "updated", "confirmed", "origin", "session", "review_after", "pinned")
+#: ``created``/``updated``/``confirmed`` are Unix times; ``origin`` and ``session`` are the last
+#: write's; ``confirmed_by`` says who confirmed (``cli``, ``background_review``...);
+#: ``review_after`` is a date, ``YYYY-MM-DD``; ``pinned`` is true or absent. Only writes set
+#: ``updated`` and only an explicit confirm sets ``confirmed``: reading or showing an entry
+#: (the session snapshot included) changes nothing here. A replace carries the record over to
+#: the new text (the same fact, revised), so ``created``, ``pinned`` and a review date still
+#: ahead stay; a review date that has come is answered by the update (or a confirm) and dropped.
+FIELDS = ("created", "updated", "confirmed", "confirmed_by", "origin", "session", "review_after",
+          "pinned")
 
 
 def entry_key(text: str) -> str:
@@ -43,3 +52,25 @@ def save(store_path: Path, entries: list[str], meta: dict[str, dict[str, Any]]) 
 
 def for_entry(meta: dict[str, dict[str, Any]], text: str) -> dict[str, Any]:
     return meta.get(entry_key(text), {})
+
+
+def review_time(value: Any) -> float | None:
+    """The Unix time a ``review_after`` date starts (local midnight), or ``None``."""
+    if not isinstance(value, str):
+        return None
+    try:
+        day = datetime.date.fromisoformat(value)
+    except ValueError:
+        return None
+    return datetime.datetime.combine(day, datetime.time.min).timestamp()
+
+
+def review_passed(record: dict[str, Any], now: float) -> bool:
+    """Whether the record's review date has come."""
+    when = review_time(record.get("review_after"))
+    return when is not None and now >= when
+
+
+def written_by_store(record: dict[str, Any]) -> bool:
+    """Whether the store itself wrote the entry (rather than only a mark being set on it)."""
+    return "created" in record or "updated" in record

@@ -38,6 +38,8 @@ log = logging.getLogger(__name__)
 TARGETS = ("memory", "user")
 FILENAMES = {"memory": "MEMORY.md", "user": "USER.md"}
 SAVED_NOTE = "This update is complete; do not repeat it."
+#: The origin of the curator's writes (see memhost.curator); they never change a pinned entry.
+CURATOR_ORIGIN = "curator"
 
 
 class Unreadable(Exception):
@@ -159,7 +161,10 @@ class MemoryStore:
         """
         raw = self.read_raw(target) if raw is None else raw
         meta = entrymeta.load(self.path(target))
-        known = {e for e in parse(raw) if entrymeta.entry_key(e) in meta} if meta else set()
+        # A record holding only curation marks (pinned, review_after) set on a hand-added entry
+        # does not make the store the entry's author.
+        known = {e for e in parse(raw) if entrymeta.written_by_store(
+            entrymeta.for_entry(meta, e))} if meta else set()
         return drift_reason(raw, self.limits[target], known)
 
     def metadata(self, target: str) -> list[tuple[str, dict[str, Any]]]:
@@ -205,6 +210,7 @@ class MemoryStore:
         def op(entries: list[str]) -> tuple[list[str], str, dict[str, Any], list[Change]]:
             index = self._locate(target, entries, old, "replace", matched_entry)
             previous = entries[index]
+            self._refuse_pinned(target, previous, origin)
             after = [e for e in entries if e != entry] if entry != previous else list(entries)
             after = [entry if e == previous else e for e in after]
             self._check_budget(target, entries, after, (
@@ -225,6 +231,7 @@ class MemoryStore:
         def op(entries: list[str]) -> tuple[list[str], str, dict[str, Any], list[Change]]:
             index = self._locate(target, entries, old, "remove", matched_entry)
             previous = entries[index]
+            self._refuse_pinned(target, previous, origin)
             after = entries[:index] + entries[index + 1:]
             return after, "Entry removed.", {"removed_entry": previous}, [
                 Change("remove", target, "", previous)]
@@ -257,6 +264,7 @@ class MemoryStore:
                     continue
                 index = self._locate(target, work, old, action, matched, where=where, batch=True)
                 previous = work[index]
+                self._refuse_pinned(target, previous, origin, where=where)
                 if action == "remove":
                     del work[index]
                     removed[str(number)] = previous
@@ -391,11 +399,19 @@ class MemoryStore:
             old = meta.get(entrymeta.entry_key(change.previous), {}) if change.previous else {}
             record = {**old, "updated": now, "origin": origin, "session": session_id}
             record.setdefault("created", now)
+            if entrymeta.review_passed(record, now):
+                del record["review_after"]  # revising the entry is the review that was due
             meta[entrymeta.entry_key(change.content)] = record
         try:
             entrymeta.save(path, after, meta)
         except OSError as exc:  # metadata is optional; the entries are already safe
             log.warning("could not update %s: %s", entrymeta.meta_path(path), exc)
+        from memhost.curator import record_usage
+
+        try:  # the fullness history behind doctor's trend; optional like the sidecar
+            record_usage(self.folder, target, joined_length(after), self.limits[target], now)
+        except (OSError, Timeout) as exc:
+            log.warning("could not update the usage history in %s: %s", self.folder, exc)
 
     def _prepare_op(self, number: int, raw_op: Any) -> tuple[str, str, str, str | None]:
         op = raw_op if isinstance(raw_op, dict) else {}
@@ -470,6 +486,17 @@ class MemoryStore:
             raise _OpError(f"{prefix}{old!r} matched {len(hits)} different entries; use a longer, "
                            "unique part of the one you mean." + tail, counts=batch, matches=previews)
         return hits[0]
+
+    def _refuse_pinned(self, target: str, entry: str, origin: str, *, where: str = "") -> None:
+        """The curator never replaces or removes a pinned entry, even when a person approved
+        the proposal before the entry was pinned."""
+        if origin != CURATOR_ORIGIN:
+            return
+        if entrymeta.for_entry(entrymeta.load(self.path(target)), entry).get("pinned"):
+            prefix = f"{where}: " if where else ""
+            raise _OpError(f"{prefix}{entry[:80]!r} is pinned, and the curator never changes a "
+                           "pinned entry. Nothing was changed; reject this write, or unpin the "
+                           "entry first (`memhost memory unpin`).", counts=False)
 
     def _check_budget(self, target: str, before: list[str], after: list[str], advice: str,
                       *, batch: bool = False) -> None:

@@ -10,7 +10,11 @@ isolated from the host:
 * it shares the builtin store object (its writes are real and durable), through its own
   ``memory`` tool whose origin is ``background_review``; replace and remove from it are staged
   for approval (see :mod:`memhost.approval`);
-* it offers the model the ``memory`` tool only and refuses any other call; it never calls an
+* it is shown which entries are stale (see :mod:`memhost.curator`) and, when some are, may
+  confirm one with the small ``memory_confirm`` tool (metadata only) or propose to retire it
+  with a staged remove;
+* it offers the model the ``memory`` tool (and ``memory_confirm`` when some entries are stale)
+  only, and refuses any other call; it never calls an
   external provider (its committed writes are mirrored like any other builtin write), does no
   context compression and has no nudge counter;
 * one review at a time; :meth:`Reviewer.cancel` (called when the next live turn begins) stops it
@@ -85,6 +89,20 @@ than `memory`: any other tool is refused here.
 _TASK = ("Review the conversation above and update memory as the rules say. If nothing qualifies, "
          "answer exactly: Nothing to save.")
 
+# Appended to the system prompt when some entries are stale (see memhost.curator).
+_STALE = """\
+Entries that may be out of date (not updated or confirmed for a long time, or past the review \
+date a person set):
+
+{entries}
+
+For these only: if the conversation shows one is still true, confirm it with the \
+`{confirm}` tool (it changes no text). If the conversation shows one is wrong or no longer \
+relevant, correct it with replace or propose its removal with remove (both wait for the user's \
+approval). Otherwise leave them as they are: their age alone is no reason to change them."""
+#: How many stale entries the review is shown at most (the oldest).
+STALE_SHOWN = 10
+
 # What one message of the conversation may contribute to the transcript, by role.
 _MESSAGE_CAP = {"user": 4_000, "assistant": 2_000, "tool": 400}
 _ARGUMENTS_CAP = 200
@@ -125,8 +143,9 @@ class ReviewResult:
 
     session_id: str
     started_at: float
-    #: running, nothing (answered "Nothing to save."), saved, staged, no_change (wrote nothing),
-    #: limit (ran out of model calls), cancelled, failed
+    #: running, nothing (answered "Nothing to save."), saved, staged, confirmed (only confirmed
+    #: stale entries), no_change (wrote nothing), limit (ran out of model calls), cancelled,
+    #: failed
     status: str = "running"
     finished_at: float | None = None
     model_calls: int = 0
@@ -135,6 +154,8 @@ class ReviewResult:
     messages_left_out: int = 0
     writes: list[dict[str, Any]] = field(default_factory=list)
     staged: list[str] = field(default_factory=list)
+    #: Stale entries the review confirmed as still true ({"target", "entry"}).
+    confirmed: list[dict[str, Any]] = field(default_factory=list)
     refused_tools: list[str] = field(default_factory=list)
     final_text: str = ""
     summary: str = ""
@@ -156,8 +177,9 @@ class Reviewer:
     def __init__(self, store: MemoryStore, model: ChatModel, *, gate: WriteGate | None = None,
                  max_iterations: int = 8, max_chars: int = 24_000,
                  on_summary: Callable[[str], None] | None = None,
-                 cancel_wait: float = CANCEL_WAIT) -> None:
+                 cancel_wait: float = CANCEL_WAIT, stale_after_days: int = 90) -> None:
         self.store = store
+        self.stale_after_days = stale_after_days
         self.model = model
         self.gate = gate if gate is not None else ApprovalGate(store, enabled=False)
         self.max_iterations = max(1, max_iterations)
@@ -191,6 +213,7 @@ class Reviewer:
                             enabled=manager.config.memory.write_approval)
         options.setdefault("max_iterations", settings.max_iterations)
         options.setdefault("max_chars", settings.max_chars)
+        options.setdefault("stale_after_days", manager.config.curator.stale_after_days)
         return cls(manager.store, model, gate=gate, **options)
 
     # -- control ---------------------------------------------------------------------------------
@@ -289,11 +312,16 @@ class Reviewer:
             result.status = "no_change"
             result.error = "both memory stores are disabled"
             return
+        stale = self._stale()
         messages: list[dict[str, Any]] = [
-            {"role": "system", "content": self._system_prompt()},
+            {"role": "system", "content": self._system_prompt(stale)},
             {"role": "user", "content": f"<conversation>\n{transcript}\n</conversation>\n\n{_TASK}"},
         ]
         tools = [schema]
+        if stale:  # the confirm tool is offered only when there is something stale to confirm
+            from memhost.curator import CONFIRM_SCHEMA
+
+            tools.append(CONFIRM_SCHEMA)
         for _ in range(self.max_iterations):
             _check(cancel)
             reply = self._call(messages, tools, result, cancel)
@@ -304,9 +332,10 @@ class Reviewer:
                 result.status = self._final_status(result)
                 return
             stop = False
+            offered = [t["name"] for t in tools]
             for call in reply.tool_calls:
                 _check(cancel)
-                answer = self._handle(tool, call, result)
+                answer = self._handle(tool, call, result, offered)
                 messages.append({"role": "tool", "tool_call_id": call.id,
                                  "content": json.dumps(answer, ensure_ascii=False)})
                 stop = stop or (answer.get("done") is True and not answer.get("success"))
@@ -317,10 +346,27 @@ class Reviewer:
         log.warning("background review stopped after %d model calls ([review] max_iterations)",
                     result.model_calls)
 
-    def _system_prompt(self) -> str:
+    def _system_prompt(self, stale: Sequence[Any] = ()) -> str:
         snapshot = self.store.snapshot().render()
         current = snapshot if snapshot.strip() else "(memory is empty)"
-        return f"{REVIEW_PROMPT}\n\nMemory as it is now:\n\n{current}"
+        prompt = f"{REVIEW_PROMPT}\n\nMemory as it is now:\n\n{current}"
+        if stale:
+            from memhost.curator import CONFIRM_TOOL
+
+            lines = [f"- [{s.target}] {_cap(self.store.shown_entries(s.target, [s.text])[0], 160)}"
+                     f" ({s.reason})" for s in stale]
+            prompt += "\n\n" + _STALE.format(entries="\n".join(lines), confirm=CONFIRM_TOOL)
+        return prompt
+
+    def _stale(self) -> list[Any]:
+        """The oldest stale entries (reading them never refreshes them); ``[]`` on any error."""
+        from memhost.curator import DAY, stale_entries
+
+        try:
+            return stale_entries(self.store, self.stale_after_days * DAY)[:STALE_SHOWN]
+        except Exception:
+            log.warning("background review: could not list stale entries", exc_info=True)
+            return []
 
     def _call(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
               result: ReviewResult, cancel: threading.Event) -> AssistantMessage:
@@ -349,7 +395,10 @@ class Reviewer:
             raise box["error"]
         return box["reply"]
 
-    def _handle(self, tool: MemoryTool, call: Any, result: ReviewResult) -> dict[str, Any]:
+    def _handle(self, tool: MemoryTool, call: Any, result: ReviewResult,
+                offered: Sequence[str] = (TOOL_NAME,)) -> dict[str, Any]:
+        if call.name != TOOL_NAME and call.name in offered:
+            return self._confirm(call, result)
         if call.name != TOOL_NAME:
             result.refused_tools.append(call.name or "(unnamed)")
             log.info("background review: refused a call to %r", call.name)
@@ -367,6 +416,26 @@ class Reviewer:
             result.staged.append(str(answer.get("pending_id")))
         return answer
 
+    def _confirm(self, call: Any, result: ReviewResult) -> dict[str, Any]:
+        """The review's ``memory_confirm``: only the entry's metadata changes (never its text),
+        so it is applied, not staged."""
+        from memhost.curator import confirm
+
+        try:
+            arguments = call.parsed_arguments()
+        except ValueError as exc:
+            return {"success": False, "error": f"The arguments are not a valid JSON object ({exc})."}
+        target, old_text = arguments.get("target"), arguments.get("old_text")
+        if target not in self.store.enabled or not self.store.enabled[target]:
+            return {"success": False, "error": "target must be an enabled store: 'memory' or 'user'."}
+        answer = confirm(self.store, target, old_text if isinstance(old_text, str) else "",
+                         by=ORIGIN)
+        if answer.get("success"):
+            result.confirmed.append({"target": target, "entry": answer["entry"]})
+            return {"success": True, "done": True, "target": target,
+                    "message": "Confirmed; the entry counts as fresh from now."}
+        return {k: v for k, v in answer.items() if k in ("success", "error", "matches")}
+
     def _record(self, changes: list[Any], origin: str, session_id: str) -> None:
         """Store listener: note what this reviewer's own thread committed."""
         result = getattr(_local, "result", None)
@@ -382,6 +451,8 @@ class Reviewer:
             return "saved"
         if result.staged:
             return "staged"
+        if result.confirmed:
+            return "confirmed"
         if result.final_text.strip().rstrip(".").lower() == NOTHING_TO_SAVE.rstrip(".").lower():
             return "nothing"
         return "no_change"
@@ -430,6 +501,9 @@ def summarize(result: ReviewResult) -> str:
         count = len(result.staged)
         parts.append(f"{count} memory change{'s' if count != 1 else ''} waiting for approval "
                      "(memhost memory pending)")
+    if result.confirmed:
+        count = len(result.confirmed)
+        parts.append(f"{count} stale memory entr{'ies' if count != 1 else 'y'} confirmed")
     return " · ".join(parts)
 
 

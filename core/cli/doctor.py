@@ -293,6 +293,12 @@ def check_providers(ctx: Context) -> dict[str, Any]:
     return doctor_section(ctx)
 
 
+def check_curator(ctx: Context) -> dict[str, Any]:
+    from memhost.cli.curator import doctor_section
+
+    return doctor_section(ctx)
+
+
 SECTIONS: list[Section] = [
     check_home,
     check_config,
@@ -300,6 +306,7 @@ SECTIONS: list[Section] = [
     functools.partial(check_store, target="user"),
     check_archive,
     check_pending,
+    check_curator,
     check_providers,
 ]
 

@@ -77,6 +77,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     _common.add_json_flag(reject)
     reject.set_defaults(func=cmd_reject)
 
+    from memhost.cli.curator import register_actions
+
+    register_actions(actions)  # stale, pin, unpin, confirm, review-after, curate
+
 
 def _usage(parser: argparse.ArgumentParser) -> int:
     parser.print_help(sys.stderr)
@@ -94,12 +98,16 @@ def enabled_reason(settings: Any, target: str) -> tuple[bool, str]:
     return value, f"[memory] {key} = {str(value).lower()} ({source})"
 
 
-def describe_store(store: Any, settings: Any, target: str) -> dict[str, Any]:
-    """Everything ``memory show`` reports about one store, JSON-ready."""
+def describe_store(store: Any, settings: Any, target: str, *, stale_after_days: int = 90,
+                   now: float | None = None) -> dict[str, Any]:
+    """Everything ``memory show`` reports about one store, JSON-ready. Each entry carries the
+    curator's view of it (``pinned``, ``stale``, ``stale_reason``, ``review_after``,
+    ``confirmed``), judged with a window of ``stale_after_days``."""
     from memhost import threats
     from memhost.builtin_providers import entrymeta
     from memhost.builtin_providers.entries import joined_length, parse
     from memhost.builtin_providers.store import FILENAMES, Unreadable
+    from memhost.curator import DAY, assess
 
     path = store.path(target)
     enabled, reason = enabled_reason(settings, target)
@@ -120,14 +128,18 @@ def describe_store(store: Any, settings: Any, target: str) -> dict[str, Any]:
     used = joined_length(entries)
     info.update(used=used, usage=store.usage(target, entries), entry_count=len(entries),
                 drift=store.drift(target, raw))
+    now = store.clock() if now is None else now
     for index, text in enumerate(entries, 1):
         record = entrymeta.for_entry(meta, text)
         too_large = len(text) > threats.MAX_SCAN_CHARS
         blocked = ["too_large_to_scan"] if too_large else [f.id for f in threats.scan(text)]
+        state = assess(target, text, record, now=now, window=stale_after_days * DAY)
         info["entries"].append({
             "index": index, "text": text, "age": _common.age(record.get("created")),
             "created": record.get("created"), "updated": record.get("updated"),
             "origin": record.get("origin"), "blocked": blocked,
+            "confirmed": state.confirmed, "review_after": state.review_after,
+            "pinned": state.pinned, "stale": state.stale, "stale_reason": state.reason,
         })
     return info
 
@@ -136,10 +148,12 @@ def cmd_show(args: argparse.Namespace) -> int:
     from memhost.builtin_providers.store import TARGETS
 
     home = _common.home(args)
-    settings = _common.config(home).memory
+    config = _common.config(home)
     store = _common.store(home)
     targets = [args.target] if args.target else list(TARGETS)
-    stores = [describe_store(store, settings, target) for target in targets]
+    stores = [describe_store(store, config.memory, target,
+                             stale_after_days=config.curator.stale_after_days)
+              for target in targets]
     failed = any(not s["readable"] for s in stores)
     if args.json:
         _common.print_json({"home": str(home), "stores": stores})
@@ -178,6 +192,12 @@ def _print_store(info: dict[str, Any]) -> None:
         if entry["blocked"]:
             print(" " * len(lead) + f"! withheld from the prompt (threat pattern: "
                   f"{', '.join(entry['blocked'])}); remove it if you did not write it")
+        marks = (["pinned"] if entry["pinned"] else []) + \
+            ([f"stale: {entry['stale_reason']}"] if entry["stale"] else []) + \
+            ([f"review after {entry['review_after']}"]
+             if entry["review_after"] and not entry["stale"] else [])
+        if marks:
+            print(" " * len(lead) + f"({'; '.join(marks)})")
 
 
 # -- add / replace / remove -------------------------------------------------------------------
@@ -366,25 +386,65 @@ def cmd_approve(args: argparse.Namespace) -> int:
     from memhost.approval import PendingStore, approve
 
     home = _common.home(args)
-    store = _common.store(home)
     ids = _pending_ids(PendingStore(home), args.pending_id)
     results = []
-    with _io_errors():
-        for pending_id in ids:
-            results.append(approve(store, pending_id, home=home))
+    shutdown: dict[str, Any] | None = None
+    with _mirroring_store(home) as (store, finish):
+        with _io_errors():
+            for pending_id in ids:
+                results.append(approve(store, pending_id, home=home))
+        shutdown = finish()
     failed = sum(1 for r in results if not r.get("success"))
     if args.json:
-        _common.print_json(results[0] if args.pending_id != "all" else {"results": results})
+        data = results[0] if args.pending_id != "all" else {"results": results}
+        if shutdown is not None and shutdown["status"] != "drained":
+            data = {**data, "provider_shutdown": shutdown}
+        _common.print_json(data)
         return 1 if failed else 0
     if not results:
         print("No memory writes are waiting for approval.")
-        return 0
     for response in results:
         if response.get("success"):
             _print_success(response, lead=f"approved {response['pending_id']}: ")
         else:
             _print_failure(response)
+    if shutdown is not None and shutdown["status"] != "drained":
+        _common.eprint(
+            f"memhost: warning: mirroring the approved writes to the memory provider ended "
+            f"{shutdown['status']}: {shutdown['abandoned_writes']} write(s) abandoned, "
+            f"{shutdown['kept_in_outbox']} kept in its outbox for the next start")
     return 1 if failed else 0
+
+
+@contextlib.contextmanager
+def _mirroring_store(home: Any) -> Iterator[tuple[Any, Any]]:
+    """The store to approve into, and a ``finish()`` returning the shutdown report (a dict) or
+    ``None``. With an external provider configured, the store belongs to a
+    :class:`~memhost.MemoryManager`, so each committed write is mirrored to the provider (through
+    its outbox) like any other; ``finish`` shuts the manager down, waiting for those writes."""
+    from memhost.manager import BUILTIN_ONLY
+
+    config = _common.config(home)
+    if config.memory.provider.strip().lower() in BUILTIN_ONLY:
+        yield _common.store(home), lambda: None
+        return
+    import secrets
+
+    from memhost.manager import MemoryManager
+
+    manager = MemoryManager.from_home(home)
+    manager.start_session(f"memhost-approve-{secrets.token_hex(4)}")
+    report: list[dict[str, Any]] = []
+
+    def finish() -> dict[str, Any]:
+        if not report:
+            report.append(manager.shutdown().as_dict())
+        return report[0]
+
+    try:
+        yield manager.store, finish
+    finally:
+        finish()
 
 
 def cmd_reject(args: argparse.Namespace) -> int:
