@@ -340,9 +340,15 @@ def curate(store: MemoryStore, *, dry_run: bool = False, archive_older_than: flo
     for target in _targets(store, targets):
         try:
             states = entry_states(store, target, now=now, window=archive_older_than)
+            drift = store.drift(target)
         except Unreadable as exc:
             report.errors.append({"target": target, "error": f"{FILENAMES[target]} cannot be read "
                                   f"({exc}); nothing in it was curated"})
+            continue
+        if drift:  # every remove would be refused (and leave a backup); say so once instead
+            report.errors.append({"target": target, "error": f"{FILENAMES[target]} has drifted "
+                                  f"({drift}); nothing in it was curated. `memhost doctor` "
+                                  "says how to fix it."})
             continue
         for state in states:
             if state.pinned and state.touched is not None and state.age is not None \

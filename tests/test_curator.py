@@ -298,6 +298,20 @@ def test_an_approved_archive_of_an_entry_pinned_since_is_refused(
     assert store.entries("memory") == texts and store.archive.entries() == []
 
 
+def test_curate_skips_a_drifted_store_without_leaving_backups(store: MemoryStore,
+                                                              clock: Clock) -> None:
+    texts = old_store(store, clock, count=2)
+    path = store.path("memory")
+    path.write_text(path.read_text(encoding="utf-8") + "\n  §\nappended by a tool",
+                    encoding="utf-8")
+    before = path.read_bytes()
+    report = curator.curate(store)
+    assert not report.ok and report.archived == []
+    assert "drifted" in report.errors[0]["error"] and report.errors[0]["target"] == "memory"
+    assert path.read_bytes() == before and not list(path.parent.glob("MEMORY.md.bak.*"))
+    assert texts[0] in store.entries("memory")
+
+
 # -- the merge pass ---------------------------------------------------------------------------
 
 
