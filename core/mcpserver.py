@@ -400,6 +400,9 @@ def serve_http(home: Path, port: int, token: str) -> int:
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         listener.bind((HTTP_HOST, port))
+        # Listening now, not when uvicorn is up: a client that read the banner below may
+        # connect at once, and waits in the backlog instead of being refused.
+        listener.listen(128)
     except OSError as exc:
         listener.close()
         raise MemhostError(f"cannot listen on {HTTP_HOST}:{port} ({exc.strerror or exc}); pick "
