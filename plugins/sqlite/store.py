@@ -1,0 +1,508 @@
+"""The recall database: one SQLite file, WAL mode, an FTS5 index with the porter stemmer.
+
+Each thread gets its own connection (the background writer, the prefetch thread and the host's
+thread never wait on each other's statements; in WAL mode readers never wait on a writer).
+Every write is one ``BEGIN IMMEDIATE`` transaction: the write lock is taken up front, so two
+processes writing at once queue on ``busy_timeout`` instead of failing to upgrade a read lock.
+A write still locked out after that (and a few short retries) raises
+:class:`memhost.RetryableError`, and the manager's outbox retries it, in order.
+
+Items are never updated in place except to change their state: a superseded or retired fact
+stays in the table, marked, and triggers keep the full-text index holding only the ``active``
+items (so nothing else can be recalled) and the ``live`` count the relevance weights use.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import secrets
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import suppress
+from pathlib import Path
+from typing import Any, TypeVar
+
+from memhost import recall
+from memhost.errors import RetryableError
+from memhost.files import PRIVATE_FILE, ensure_private_dir
+
+from .migrations import MIGRATIONS, SCHEMA_VERSION, TOKENIZER
+
+log = logging.getLogger("memhost.plugins.sqlite")
+
+T = TypeVar("T")
+
+#: Errors that pass: another process holds the lock, or the disk hiccuped.
+_PASSING = re.compile(r"database is locked|database table is locked|busy|disk i/o error|"
+                      r"database or disk is full|unable to open database file", re.I)
+WRITE_ATTEMPTS = 3
+
+
+class StoreError(Exception):
+    """The database cannot be used (not a passing failure); the message says why."""
+
+
+def fts5_problem() -> str | None:
+    """Why this Python's SQLite cannot run the store, or ``None``."""
+    try:
+        conn = sqlite3.connect(":memory:")
+        try:
+            conn.execute(f"CREATE VIRTUAL TABLE t USING fts5(x, tokenize='{TOKENIZER}')")
+            conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'row')")
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        return (f"this Python's SQLite {sqlite3.sqlite_version} has no usable FTS5 with the porter "
+                f"tokenizer ({exc}); use a Python built with a newer SQLite")
+    return None
+
+
+def _quote(word: str) -> str:
+    return '"' + word.replace('"', '""') + '"'
+
+
+class RecallStore:
+    """One recall database file, shared by every thread of the process (and other processes)."""
+
+    def __init__(self, path: Path, *, busy_timeout_ms: int = 5000,
+                 read_timeout_ms: int = 1000) -> None:
+        self.path = Path(path)
+        self.busy_timeout_ms = busy_timeout_ms
+        self.read_timeout_ms = min(read_timeout_ms, busy_timeout_ms)
+        self._local = threading.local()
+        self._connections: list[sqlite3.Connection] = []
+        self._guard = threading.Lock()
+        self._closed = False
+
+    # -- connections ------------------------------------------------------------------------------
+
+    def _connect(self) -> sqlite3.Connection:
+        ensure_private_dir(self.path.parent)
+        if not self.path.exists():
+            # Conversation text is private: create the file 0600 before SQLite does (its -wal
+            # and -shm files take the database file's permissions).
+            with suppress(FileExistsError):
+                os.close(os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, PRIVATE_FILE))
+        conn = sqlite3.connect(self.path, timeout=self.busy_timeout_ms / 1000,
+                               isolation_level=None, check_same_thread=False)
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
+            # WAL: readers (prefetch) never wait for the writer, and a commit appends to the log
+            # instead of rewriting pages. synchronous=FULL fsyncs the log on every commit: the
+            # manager's outbox drops a write as soon as the provider returns, so a commit must
+            # survive a power cut, not only a crash of this process (NORMAL would only promise
+            # the latter in WAL mode). The cost is one fsync per write, on the background worker.
+            self._retry_locked(lambda: conn.execute("PRAGMA journal_mode = WAL"))
+            conn.execute("PRAGMA synchronous = FULL")
+            conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute("PRAGMA temp_store = MEMORY")
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def connection(self) -> sqlite3.Connection:
+        """This thread's connection (opened, and the schema migrated, on first use)."""
+        conn = getattr(self._local, "conn", None)
+        if conn is None:
+            if self._closed:
+                raise StoreError(f"{self.path}: the recall store is closed")
+            conn = self._passing(self._connect)
+            self._local.conn = conn
+            with self._guard:
+                self._connections.append(conn)
+        return conn
+
+    def close(self) -> None:
+        self._closed = True
+        with self._guard:
+            connections, self._connections = self._connections, []
+        for conn in connections:
+            with suppress(sqlite3.Error):
+                conn.close()
+        self._local = threading.local()
+
+    # -- failures ---------------------------------------------------------------------------------
+
+    @staticmethod
+    def _is_passing(exc: sqlite3.Error) -> bool:
+        return isinstance(exc, sqlite3.OperationalError) and bool(_PASSING.search(str(exc)))
+
+    def _passing(self, fn: Callable[[], T]) -> T:
+        """Run ``fn``; a passing failure becomes :class:`RetryableError`."""
+        try:
+            return fn()
+        except sqlite3.Error as exc:
+            if self._is_passing(exc):
+                raise RetryableError(f"recall database {self.path}: {exc}") from exc
+            raise
+
+    def _retry_locked(self, fn: Callable[[], T], attempts: int = WRITE_ATTEMPTS) -> T:
+        for attempt in range(attempts):
+            try:
+                return fn()
+            except sqlite3.OperationalError as exc:
+                if not self._is_passing(exc) or attempt == attempts - 1:
+                    raise
+                time.sleep(0.05 * (attempt + 1))
+        raise AssertionError("unreachable")
+
+    def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``fn`` in one ``BEGIN IMMEDIATE`` transaction. Still locked after
+        ``busy_timeout`` and :data:`WRITE_ATTEMPTS` tries: :class:`RetryableError`."""
+        conn = self.connection()
+
+        def attempt() -> T:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                result = fn(conn)
+                conn.execute("COMMIT")
+            except BaseException:
+                with suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
+                raise
+            return result
+
+        return self._passing(lambda: self._retry_locked(attempt))
+
+    def read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        conn = self.connection()
+        return self._passing(lambda: fn(conn))
+
+    # -- schema -----------------------------------------------------------------------------------
+
+    def migrate(self) -> int:
+        """Bring the file to :data:`SCHEMA_VERSION`; returns the version found before. Safe to
+        run from several processes at once (the check and the changes are one IMMEDIATE
+        transaction) and to run again (a migrated file is left alone)."""
+        def run(conn: sqlite3.Connection) -> int:
+            found = conn.execute("PRAGMA user_version").fetchone()[0]
+            if found > SCHEMA_VERSION:
+                raise StoreError(f"{self.path} has recall schema version {found}, newer than this "
+                                 f"memhost understands ({SCHEMA_VERSION}); upgrade memhost")
+            for version, script in MIGRATIONS:
+                if version > found:
+                    for statement in script:
+                        conn.execute(statement)
+                    conn.execute(f"PRAGMA user_version = {int(version)}")
+            return found
+
+        conn = self.connection()
+        if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
+            return SCHEMA_VERSION
+        before = self.write(run)
+        if before != SCHEMA_VERSION:
+            log.info("recall database %s migrated from schema %d to %d", self.path, before,
+                     SCHEMA_VERSION)
+        return before
+
+    # -- writes -----------------------------------------------------------------------------------
+
+    @staticmethod
+    def _insert(conn: sqlite3.Connection, *, key: str, kind: str, body: str, session_id: str,
+                created_at: float, target: str = "", origin: str = "",
+                status: str = recall.ACTIVE) -> int | None:
+        """Insert one item; ``None`` when its key is already stored (a replayed write)."""
+        cursor = conn.execute(
+            "INSERT INTO items (key, kind, body, session_id, target, origin, created_at, status, "
+            "status_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING",
+            (key, kind, body, session_id, target, origin, created_at, status,
+             None if status == recall.ACTIVE else created_at))
+        if not cursor.rowcount:
+            return None
+        if status == recall.ACTIVE:
+            _count_terms(conn, [body], +1)
+        return cursor.lastrowid
+
+    @staticmethod
+    def _set_status(conn: sqlite3.Connection, ids: Sequence[int], status: str, *,
+                    at: float, by: int | None = None, erase: bool = False) -> None:
+        """Change items' state; items leaving ``active`` stop counting towards their stems."""
+        if not ids:
+            return
+        marks = ",".join("?" * len(ids))
+        leaving = [row[0] for row in conn.execute(
+            f"SELECT body FROM items WHERE id IN ({marks}) AND status = 'active'", list(ids))]
+        _count_terms(conn, leaving, -1)
+        body = ", body = ''" if erase else ""
+        conn.execute(f"UPDATE items SET status = ?, status_at = ?, replaced_by = ?{body} "
+                     f"WHERE id IN ({marks})", [status, at, by, *ids])
+
+    def add(self, *, key: str, kind: str, body: str, session_id: str,
+            created_at: float | None = None, target: str = "", origin: str = "") -> int | None:
+        """Store one item once; ``None`` when that key was stored before."""
+        moment = time.time() if created_at is None else created_at
+        return self.write(lambda conn: self._insert(
+            conn, key=key, kind=kind, body=body, session_id=session_id, created_at=moment,
+            target=target, origin=origin))
+
+    def add_many(self, items: Iterable[dict[str, Any]]) -> int:
+        """Store many items in one transaction (bulk import, benchmarks); returns how many
+        were new."""
+        rows = list(items)
+
+        def run(conn: sqlite3.Connection) -> int:
+            return sum(1 for item in rows if self._insert(conn, **item) is not None)
+
+        return self.write(run)
+
+    def note(self, *, action: str, target: str, content: str, previous: str | None,
+             session_id: str, origin: str) -> None:
+        """Apply a committed builtin memory write to the facts.
+
+        ``add`` stores the note (unless the same note is already active); ``replace`` stores the
+        new note and marks the old one ``superseded`` (pointing at the new one); ``remove`` marks
+        it ``retired``. An old note this store never saw is stored already marked, so the
+        history is complete. Each step checks the state first, so replaying a write (the outbox
+        after a crash) changes nothing.
+        """
+        now = time.time()
+
+        def fresh_key() -> str:
+            return recall.item_key("fact", target, now, secrets.token_hex(8))
+
+        def run(conn: sqlite3.Connection) -> None:
+            new_id = None
+            if action in ("add", "replace") and content.strip():
+                row = conn.execute(
+                    "SELECT id FROM items WHERE kind = 'fact' AND target = ? AND body = ? AND "
+                    "status = 'active' ORDER BY id LIMIT 1", (target, content)).fetchone()
+                new_id = row[0] if row else self._insert(
+                    conn, key=fresh_key(), kind=recall.FACT, body=content,
+                    session_id=session_id, created_at=now, target=target, origin=origin)
+            if action not in ("replace", "remove") or not previous or not previous.strip() \
+                    or previous == content:
+                return
+            status = recall.SUPERSEDED if action == "replace" else recall.RETIRED
+            by = new_id if action == "replace" else None
+            found = conn.execute(
+                "SELECT id FROM items WHERE kind = 'fact' AND target = ? AND body = ? AND "
+                "status = 'active'", (target, previous)).fetchall()
+            if found:
+                self._set_status(conn, [row[0] for row in found], status, at=now, by=by)
+            elif conn.execute("SELECT 1 FROM items WHERE kind = 'fact' AND target = ? AND "
+                              "body = ?", (target, previous)).fetchone() is None:
+                self._insert(conn, key=fresh_key(), kind=recall.FACT, body=previous,
+                             session_id=session_id, created_at=now, target=target,
+                             origin=origin, status=status)
+
+        self.write(run)
+
+    def forget(self, item_id: int) -> dict[str, Any] | None:
+        """Erase an item's text and mark it ``forgotten``; ``None`` when there is no such item."""
+        def run(conn: sqlite3.Connection) -> dict[str, Any] | None:
+            row = conn.execute("SELECT kind, status FROM items WHERE id = ?",
+                               (item_id,)).fetchone()
+            if row is None or row[1] == recall.FORGOTTEN:
+                return None
+            self._set_status(conn, [item_id], recall.FORGOTTEN, at=time.time(), erase=True)
+            return {"id": item_id, "kind": row[0], "was": row[1]}
+
+        return self.write(run)
+
+    # -- reads ------------------------------------------------------------------------------------
+
+    def search(self, query: str, *, filters: recall.Filters = recall.Filters(),
+               limit: int = 10, min_score: float = 0.0,
+               min_coverage: float = 0.0) -> list[recall.Hit]:
+        """Items relevant to ``query``, best first (see :func:`memhost.recall.search`)."""
+        return self.read(lambda conn: recall.search(
+            _Backend(conn), query, filters=filters, limit=limit, min_score=min_score,
+            min_coverage=min_coverage))
+
+    def recent(self, *, kinds: Sequence[str] = recall.KINDS, since: float | None = None,
+               until: float | None = None, limit: int = 10) -> list[recall.Hit]:
+        """The newest active items (a search without words)."""
+        def run(conn: sqlite3.Connection) -> list[recall.Hit]:
+            where, params = _where(recall.Filters(tuple(kinds), (), since, until))
+            rows = conn.execute(
+                "SELECT i.id, i.kind, i.body, i.created_at, i.session_id FROM items AS i "
+                f"WHERE i.status = 'active' {where} ORDER BY i.created_at DESC, i.id DESC "
+                "LIMIT ?", [*params, limit]).fetchall()
+            return [recall.Hit(*row) for row in rows]
+
+        return self.read(run)
+
+    def last_turn(self, session_ids: Sequence[str]) -> int | None:
+        """The id of the newest stored turn of these sessions (the one a recall must not echo)."""
+        if not session_ids:
+            return None
+
+        def run(conn: sqlite3.Connection) -> int | None:
+            marks = ",".join("?" * len(session_ids))
+            row = conn.execute(
+                f"SELECT id FROM items WHERE session_id IN ({marks}) AND kind = 'turn' "
+                "ORDER BY created_at DESC, id DESC LIMIT 1", list(session_ids)).fetchone()
+            return row[0] if row else None
+
+        return self.read(run)
+
+    def item(self, item_id: int) -> dict[str, Any] | None:
+        def run(conn: sqlite3.Connection) -> dict[str, Any] | None:
+            conn.row_factory = sqlite3.Row
+            try:
+                row = conn.execute("SELECT * FROM items WHERE id = ?", (item_id,)).fetchone()
+            finally:
+                conn.row_factory = None
+            return dict(row) if row else None
+
+        return self.read(run)
+
+    # -- maintenance ------------------------------------------------------------------------------
+
+    def stats(self) -> dict[str, Any]:
+        def run(conn: sqlite3.Connection) -> dict[str, Any]:
+            counts: dict[str, dict[str, int]] = {}
+            for kind, status, count in conn.execute(
+                    "SELECT kind, status, count(*) FROM items GROUP BY kind, status"):
+                counts.setdefault(kind, {})[status] = count
+            first, last = conn.execute("SELECT min(created_at), max(created_at) FROM items "
+                                       "WHERE status = 'active'").fetchone()
+            pragma = {name: conn.execute(f"PRAGMA {name}").fetchone()[0] for name in (
+                "user_version", "journal_mode", "page_size", "page_count", "freelist_count")}
+            live = conn.execute("SELECT value FROM counts WHERE name = 'live'").fetchone()[0]
+            return {"counts": counts, "live": live, "first": first, "last": last, **pragma}
+
+        data = self.read(run)
+        files = {suffix or "db": _size(Path(f"{self.path}{suffix}"))
+                 for suffix in ("", "-wal", "-shm")}
+        return {"path": str(self.path), "schema_version": data.pop("user_version"),
+                "bytes": files, **data}
+
+    def vacuum(self) -> dict[str, Any]:
+        """Merge the full-text index, checkpoint the log into the file, and rebuild the file."""
+        before = sum(_size(Path(f"{self.path}{s}")) for s in ("", "-wal"))
+        self.write(lambda conn: conn.execute("INSERT INTO items_fts (items_fts) VALUES ('optimize')"))
+        conn = self.connection()
+        self._passing(lambda: self._retry_locked(lambda: conn.execute("VACUUM")))
+        self._passing(lambda: conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone())
+        after = sum(_size(Path(f"{self.path}{s}")) for s in ("", "-wal"))
+        return {"path": str(self.path), "bytes_before": before, "bytes_after": after}
+
+
+def _scratch_tables(conn: sqlite3.Connection) -> None:
+    """Per-connection in-memory FTS5 tables with the index's own tokenizer: ``stem`` turns text
+    into the index's stems, ``cand`` holds the few candidates a search scores exactly."""
+    conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.stem USING fts5(w, "
+                 f"tokenize='{TOKENIZER}')")
+    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.stem_v "
+                 "USING fts5vocab(temp, stem, 'instance')")
+    conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.cand USING fts5(body, "
+                 f"tokenize='{TOKENIZER}')")
+    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.cand_v "
+                 "USING fts5vocab(temp, cand, 'instance')")
+
+
+def _count_terms(conn: sqlite3.Connection, bodies: Sequence[str], delta: int) -> None:
+    """Add ``delta`` to the document frequency of every stem of each of ``bodies``."""
+    if not bodies:
+        return
+    _scratch_tables(conn)
+    conn.execute("DELETE FROM temp.stem")
+    conn.executemany("INSERT INTO temp.stem (rowid, w) VALUES (?, ?)",
+                     [(i, b) for i, b in enumerate(bodies, 1)])
+    conn.execute(
+        "INSERT INTO terms (stem, df) SELECT term, count(DISTINCT doc) * ? FROM temp.stem_v "
+        "GROUP BY term ORDER BY term ON CONFLICT (stem) DO UPDATE SET df = df + excluded.df",
+        (delta,))
+    conn.execute("DELETE FROM temp.stem")
+
+
+def _where(filters: recall.Filters, *, kinds: bool = True) -> tuple[str, list[Any]]:
+    """SQL conditions (each starting with ``AND``, on ``items AS i``) for ``filters``. The
+    unary ``+`` keeps them from choosing an index: they only ever narrow rows found by id or by
+    the full-text index (without it, SQLite may walk a whole index to test them)."""
+    clauses, params = [], []
+    if kinds and set(filters.kinds) != set(recall.KINDS):
+        clauses.append(f"AND +i.kind IN ({','.join('?' * len(filters.kinds))})")
+        params += list(filters.kinds)
+    if filters.exclude:
+        clauses.append(f"AND +i.id NOT IN ({','.join('?' * len(filters.exclude))})")
+        params += list(filters.exclude)
+    if filters.since is not None:
+        clauses.append("AND +i.created_at >= ?")
+        params.append(filters.since)
+    if filters.until is not None:
+        clauses.append("AND +i.created_at < ?")
+        params.append(filters.until)
+    return " ".join(clauses), params
+
+
+class _Backend:
+    """:class:`memhost.recall.Backend` over one connection of a :class:`RecallStore`."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def _scratch(self) -> None:
+        _scratch_tables(self.conn)
+
+    def analyse(self, words: Sequence[str]) -> tuple[dict[str, list[str]], dict[str, int], int]:
+        conn = self.conn
+        self._scratch()
+        conn.execute("DELETE FROM temp.stem")
+        conn.executemany("INSERT INTO temp.stem (rowid, w) VALUES (?, ?)",
+                         [(i, w) for i, w in enumerate(words, 1)])
+        stems: dict[str, list[str]] = {}
+        for term, doc in conn.execute("SELECT term, doc FROM temp.stem_v ORDER BY doc, offset"):
+            stems.setdefault(words[doc - 1], []).append(term)
+        wanted = sorted({s for made in stems.values() for s in made})
+        df: dict[str, int] = {}
+        if wanted:
+            marks = ",".join("?" * len(wanted))
+            df = dict(conn.execute(f"SELECT stem, df FROM terms WHERE stem IN ({marks})",
+                                   wanted).fetchall())
+        live = conn.execute("SELECT value FROM counts WHERE name = 'live'").fetchone()[0]
+        return stems, df, live
+
+    def window(self, words: Sequence[str], *, every: bool, limit: int,
+               filters: recall.Filters) -> list[int]:
+        match = (" AND " if every else " OR ").join(_quote(w) for w in words)
+        if not filters.by_time:
+            sql = ("SELECT rowid FROM items_fts WHERE items_fts MATCH ? "
+                   "ORDER BY rowid DESC LIMIT ?")
+            return [r[0] for r in self.conn.execute(sql, (match, limit))]
+        where, params = _where(recall.Filters(since=filters.since, until=filters.until),
+                               kinds=False)
+        sql = ("SELECT i.id FROM items_fts JOIN items AS i ON i.id = items_fts.rowid "
+               f"WHERE items_fts MATCH ? {where} ORDER BY items_fts.rowid DESC LIMIT ?")
+        return [r[0] for r in self.conn.execute(sql, [match, *params, limit])]
+
+    def fetch(self, ids: Sequence[int], stems: Sequence[str],
+              filters: recall.Filters) -> list[recall.Hit]:
+        conn = self.conn
+        where, params = _where(filters)
+        rows = conn.execute(
+            "SELECT i.id, i.kind, i.body, i.created_at, i.session_id FROM items AS i "
+            f"WHERE i.id IN ({','.join('?' * len(ids))}) AND +i.status = 'active' {where}",
+            [*ids, *params]).fetchall()
+        if not rows:
+            return []
+        self._scratch()
+        conn.execute("DELETE FROM temp.cand")
+        conn.executemany("INSERT INTO temp.cand (rowid, body) VALUES (?, ?)",
+                         [(row[0], row[2]) for row in rows])
+        matched: dict[int, set[str]] = {}
+        if stems:
+            marks = ",".join("?" * len(stems))
+            for term, doc in conn.execute(
+                    f"SELECT DISTINCT term, doc FROM temp.cand_v WHERE term IN ({marks})",
+                    list(stems)):
+                matched.setdefault(doc, set()).add(term)
+        conn.execute("DELETE FROM temp.cand")
+        return [recall.Hit(row[0], row[1], row[2], row[3], row[4],
+                           frozenset(matched.get(row[0], ()))) for row in rows]
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+__all__ = ["RecallStore", "SCHEMA_VERSION", "StoreError", "fts5_problem"]
