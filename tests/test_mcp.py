@@ -152,7 +152,10 @@ class Run:
 async def stdio_session(home: Path, tmp: Path, run: Run) -> AsyncIterator[ClientSession]:
     """The SDK's stdio client on the real console script; a shell records its exit code."""
     assert SCRIPT, "the memhost console script is not installed next to this Python"
-    command = f"{shlex.quote(SCRIPT)} mcp; echo $? > {shlex.quote(str(run.rc_path))}"
+    # The client sends SIGTERM to the process group when the server is slow to exit; the shell
+    # then waits for memhost and still records its code (memhost itself closes cleanly on it).
+    command = (f"trap 'true' TERM; {shlex.quote(SCRIPT)} mcp; "
+               f"echo $? > {shlex.quote(str(run.rc_path))}")
     params = StdioServerParameters(command="/bin/sh", args=["-c", command], env=server_env(home))
     with open(run.stderr_path, "w", encoding="utf-8") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write):
@@ -253,6 +256,38 @@ def test_a_stdio_session_end_to_end(home: Path, tmp_path: Path, run: Run) -> Non
         ("replace", "memory", "The project is built with ninja")]
     # Nothing is left in the outbox for the next start to replay.
     assert not list((home / "outbox" / "jotter").glob("*.jsonl"))
+
+
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-11-25", "capabilities": {},
+    "clientInfo": {"name": "raw-client", "version": "7"}}}
+
+
+@pytest.mark.parametrize("ending", ["stdin closed", "SIGTERM"])
+def test_the_session_ends_with_the_connection(home: Path, ending: str) -> None:
+    """Closing stdin (or a signal) ends the session, shuts the manager down and exits with 0,
+    with nothing on stdout but protocol messages."""
+    assert SCRIPT
+    install_jotter(home)
+    proc = subprocess.Popen([SCRIPT, "mcp"], env={**os.environ, "MEMHOST_HOME": str(home)},
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stdin and proc.stdout
+    proc.stdin.write(json.dumps(INITIALIZE) + "\n")
+    proc.stdin.flush()
+    reply = json.loads(proc.stdout.readline())
+    assert reply["id"] == 1 and reply["result"]["serverInfo"]["name"] == "memhost"
+    if ending == "SIGTERM":
+        proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert out == ""  # the provider's prints went to stderr
+    assert "jotter says hello on stdout" in err
+    assert re.search(r"session mcp-\S+ started \(stdio, client raw-client 7\)", err)
+    assert ("SIGTERM: closing the memory session" in err) == (ending == "SIGTERM")
+    report = json.loads(re.search(r"shutdown report: (\{.*\})", err).group(1))
+    assert report["status"] == "drained"
+    assert [e["hook"] for e in jotter_log(home)][-2:] == ["session_end", "shutdown"]
 
 
 def test_staged_writes_answer_with_a_pending_id(home: Path, tmp_path: Path, run: Run) -> None:
