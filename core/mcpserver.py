@@ -157,7 +157,7 @@ class MemoryMcpServer:
     def __init__(self, home: Path, *, per_connection: bool) -> None:
         self.home = home
         self.per_connection = per_connection
-        self._sessions: list[MemorySession] = []
+        self._sessions: set[MemorySession] = set()  # open (or closing) sessions
         self._shared: MemorySession | None = None
         self.server: Server[Any] = Server(
             "memhost", version=__version__, instructions=INSTRUCTIONS,
@@ -176,8 +176,11 @@ class MemoryMcpServer:
             return MemoryManager.from_home(self.home, reserved_tools=reserved)
 
         session = MemorySession(factory, label)
-        self._sessions.append(session)
+        self._sessions.add(session)
         return session
+
+    def _end(self, session: MemorySession) -> None:
+        session.close().add_done_callback(lambda _: self._sessions.discard(session))
 
     def shared_session(self) -> MemorySession:
         if self._shared is None:
@@ -197,7 +200,7 @@ class MemoryMcpServer:
             connection.state[_STATE_KEY] = session
             # Runs when the MCP session ends: the client's DELETE, the idle timeout, or the
             # server stopping. Closing is queued on the session's thread, never awaited here.
-            connection.exit_stack.callback(session.close)
+            connection.exit_stack.callback(self._end, session)
         return session
 
     def close_all(self) -> None:
