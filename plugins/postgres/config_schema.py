@@ -1,0 +1,51 @@
+"""Settings of the ``postgres`` recall provider."""
+
+from memhost.schema import ConfigField, ProviderConfigSchema
+
+CONFIG_SCHEMA = ProviderConfigSchema(
+    name="postgres",
+    label="PostgreSQL recall",
+    fields=(
+        ConfigField("dsn", label="Connection string", kind="secret",
+                    env_key="MEMHOST_POSTGRES_DSN", required=True,
+                    description="Where the database is, e.g. "
+                                "postgresql://memhost:PASSWORD@db.example:5432/memhost. Kept in "
+                                "the home's .env, never in config.toml.",
+                    placeholder="postgresql://user:password@host:5432/dbname"),
+        ConfigField("schema", label="Schema", kind="text", default="memhost",
+                    description="The PostgreSQL schema holding the recall tables; created (and "
+                                "migrated) on first use."),
+        ConfigField("user_id", label="User id", kind="text", default="",
+                    description="Whose memory this is. Everything is stored and searched under "
+                                "it, so users sharing one database never see each other's rows; "
+                                "use the same id on every machine that should share memory. "
+                                "Blank: your login name on this machine."),
+        ConfigField("max_chars", label="Recall budget (characters)", kind="number", default=1500,
+                    min=200, max=20000, step=1,
+                    description="At most this many characters of recalled items go into a turn."),
+        ConfigField("max_items", label="Recalled items per turn", kind="number", default=8,
+                    min=1, max=50, step=1),
+        ConfigField("min_score", label="Relevance floor", kind="number", default=2.0,
+                    min=0, max=50,
+                    description="An item is recalled only when the query words it contains "
+                                "weigh at least this much (a rare word weighs 3 to 7, a word in "
+                                "half the items under 1). Raise it for less, surer recall."),
+        ConfigField("min_coverage", label="Relevance coverage", kind="number", default=0.15,
+                    min=0, max=1,
+                    description="An item must also hold at least this share of the query's "
+                                "weight, so one shared word in a long message recalls nothing."),
+        ConfigField("store_turns", label="Store conversation turns", kind="bool", default=True),
+        ConfigField("store_sessions", label="Store session transcripts", kind="bool",
+                    default=True,
+                    description="At the end of a session, store its transcript (searchable "
+                                "with recall_search; not recalled into turns)."),
+        ConfigField("statement_timeout_ms", label="Statement timeout (ms)", kind="number",
+                    default=5000, min=100, max=600000, step=1,
+                    description="The longest one statement may run. A turn's recall gets at "
+                                "most half of memory.prefetch_timeout, and never more than this."),
+        ConfigField("connect_timeout", label="Connect timeout (s)", kind="number", default=5,
+                    min=1, max=120, step=1),
+        ConfigField("pool_size", label="Connections", kind="number", default=4, min=1, max=64,
+                    step=1, description="At most this many connections per host process."),
+    ),
+)
