@@ -221,15 +221,17 @@ class Filters:
 
 class Backend(Protocol):
     """What a database offers :func:`search`: its tokenizer's stems with their document
-    frequencies, newest-first id windows, and an exact look at a few items."""
+    frequencies, cheap candidates, and an exact look at a few items."""
 
     def analyse(self, words: Sequence[str]) -> tuple[dict[str, list[str]], dict[str, int], int]:
         """``(word -> stems, stem -> live items containing it, live items)``."""
 
-    def window(self, words: Sequence[str], *, every: bool, limit: int,
-               filters: Filters) -> list[int]:
-        """Ids of the newest ``limit`` active items containing any (``every``: all) of
-        ``words``, honouring at least the time filters."""
+    def candidates(self, plan: QueryPlan, words_of: dict[str, list[str]], *, window: int,
+                   every_limit: int, filters: Filters) -> dict[int, set[str]]:
+        """Active items worth scoring, each with the searched stems it is known to contain
+        (an underestimate is fine): at least the newest ``window`` items containing each
+        searched stem (``words_of`` maps a stem to its query words) and the newest
+        ``every_limit`` items containing all of them, honouring the time filters."""
 
     def fetch(self, ids: Sequence[int], stems: Sequence[str], filters: Filters) -> list[Hit]:
         """The active items among ``ids`` that pass ``filters``, each with the ``stems`` it
@@ -259,21 +261,14 @@ def search(backend: Backend, query: str, *, filters: Filters = Filters(), limit:
         for stem in made:
             if stem in plan.search_stems:
                 words_of.setdefault(stem, []).append(word)
-    estimate: dict[int, float] = {}
-    for stem in plan.search_stems:
-        for item in backend.window(words_of[stem], every=False, limit=window, filters=filters):
-            estimate[item] = estimate.get(item, 0.0) + plan.weights[stem]
-    if len(plan.search_stems) > 1:
-        full = sum(plan.weights[s] for s in plan.search_stems)
-        for item in backend.window(list(plan.search_words), every=True, limit=limit * 2,
-                                   filters=filters):
-            estimate[item] = full
+    found = backend.candidates(plan, words_of, window=window, every_limit=max(limit, 1) * 2,
+                               filters=filters)
+    for item in filters.exclude:
+        found.pop(item, None)
     # Estimates can only fall short (a stem outside its window is not counted), so nothing is
     # dropped on them: they only choose which items get an exact score.
-    for item in filters.exclude:
-        estimate.pop(item, None)
-    wanted = heapq.nlargest(max(limit, 1) * VERIFY_FACTOR, estimate,
-                            key=lambda i: (estimate[i], i))
+    wanted = heapq.nlargest(max(limit, 1) * VERIFY_FACTOR, found,
+                            key=lambda i: (plan.score(found[i]), i))
     if not wanted:
         return []
     scored = [s for s in plan.weights if df.get(s, 0) > 0]

@@ -349,6 +349,7 @@ class _Backend:
     def __init__(self, store: RecallStore, conn: psycopg.Connection[Any]) -> None:
         self.store = store
         self.conn = conn
+        self.df: dict[str, int] = {}
 
     def analyse(self, words: Sequence[str]) -> tuple[dict[str, list[str]], dict[str, int], int]:
         store = self.store
@@ -370,19 +371,47 @@ class _Backend:
             stems.setdefault(word, []).append(lexeme)
             df[lexeme] = int(count)
         order = {w: i for i, w in enumerate(words)}
+        self.df = df
         return dict(sorted(stems.items(), key=lambda kv: order[kv[0]])), df, live
 
-    def window(self, words: Sequence[str], *, every: bool, limit: int,
-               filters: recall.Filters) -> list[int]:
-        text = (" " if every else " or ").join(words)
+    def candidates(self, plan: recall.QueryPlan, words_of: dict[str, list[str]], *,
+                   window: int, every_limit: int,
+                   filters: recall.Filters) -> dict[int, set[str]]:
+        """One statement: the newest items holding any searched stem (one backward walk, each
+        row tested against every stem), every item of the rare stems (through the GIN index),
+        and the newest items holding all of them; with a flag per stem."""
+        stems = list(words_of)
+        rare = [s for s in stems if self.df.get(s, 0) <= window]
+        params: dict[str, Any] = {
+            "user": self.store.user_id, "since": filters.since, "until": filters.until,
+            "any": " or ".join(w for s in stems for w in words_of[s]),
+            "rare": " or ".join(w for s in rare for w in words_of[s]),
+            "every": " ".join(plan.search_words),
+            "recent": window * 2, "rare_limit": window * max(1, len(rare)),
+            "every_limit": every_limit}
+        scope = ("user_id = %(user)s "
+                 "AND created_at >= coalesce(to_timestamp(%(since)s), '-infinity') "
+                 "AND created_at < coalesce(to_timestamp(%(until)s), 'infinity')")
+        parts = [f"(SELECT id, tsv FROM {{s}}.items WHERE {scope} AND tsv @@ "
+                 f"websearch_to_tsquery('{TS_CONFIG}', %(any)s) ORDER BY id DESC "
+                 "LIMIT %(recent)s)"]
+        if rare:
+            parts.append(f"(SELECT id, tsv FROM {{s}}.items WHERE {scope} AND tsv @@ "
+                         f"websearch_to_tsquery('{TS_CONFIG}', %(rare)s) ORDER BY id DESC "
+                         "LIMIT %(rare_limit)s)")
+        if len(stems) > 1:
+            parts.append(f"(SELECT id, tsv FROM {{s}}.items WHERE {scope} AND tsv @@ "
+                         f"websearch_to_tsquery('{TS_CONFIG}', %(every)s) ORDER BY id DESC "
+                         "LIMIT %(every_limit)s)")
+        flags = []
+        for number, stem in enumerate(stems):
+            params[f"q{number}"] = " or ".join(words_of[stem])
+            flags.append(f"tsv @@ websearch_to_tsquery('{TS_CONFIG}', %(q{number})s)")
         rows = self.conn.execute(self.store._q(
-            "SELECT id FROM {s}.items WHERE user_id = %s "
-            f"AND tsv @@ websearch_to_tsquery('{TS_CONFIG}', %s) "
-            "AND created_at >= coalesce(to_timestamp(%s), '-infinity') "
-            "AND created_at < coalesce(to_timestamp(%s), 'infinity') "
-            "ORDER BY id DESC LIMIT %s"),
-            (self.store.user_id, text, filters.since, filters.until, limit)).fetchall()
-        return [row[0] for row in rows]
+            f"SELECT id, {', '.join(flags)} FROM ({' UNION '.join(parts)}) AS c"),
+            params).fetchall()
+        return {row[0]: {stem for stem, hit in zip(stems, row[1:], strict=True) if hit}
+                for row in rows}
 
     def fetch(self, ids: Sequence[int], stems: Sequence[str],
               filters: recall.Filters) -> list[recall.Hit]:

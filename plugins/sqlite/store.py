@@ -459,8 +459,10 @@ class _Backend:
         live = conn.execute("SELECT value FROM counts WHERE name = 'live'").fetchone()[0]
         return stems, df, live
 
-    def window(self, words: Sequence[str], *, every: bool, limit: int,
-               filters: recall.Filters) -> list[int]:
+    def _window(self, words: Sequence[str], *, every: bool, limit: int,
+                filters: recall.Filters) -> list[int]:
+        """The newest ``limit`` active items holding any (``every``: all) of ``words``: a walk
+        of the index's doclists in rowid order that stops at ``limit``."""
         match = (" AND " if every else " OR ").join(_quote(w) for w in words)
         if not filters.by_time:
             sql = ("SELECT rowid FROM items_fts WHERE items_fts MATCH ? "
@@ -471,6 +473,20 @@ class _Backend:
         sql = ("SELECT i.id FROM items_fts JOIN items AS i ON i.id = items_fts.rowid "
                f"WHERE items_fts MATCH ? {where} ORDER BY items_fts.rowid DESC LIMIT ?")
         return [r[0] for r in self.conn.execute(sql, [match, *params, limit])]
+
+    def candidates(self, plan: recall.QueryPlan, words_of: dict[str, list[str]], *,
+                   window: int, every_limit: int,
+                   filters: recall.Filters) -> dict[int, set[str]]:
+        found: dict[int, set[str]] = {}
+        for stem, words in words_of.items():
+            for item in self._window(words, every=False, limit=window, filters=filters):
+                found.setdefault(item, set()).add(stem)
+        if len(words_of) > 1:
+            every = set(words_of)
+            for item in self._window(plan.search_words, every=True, limit=every_limit,
+                                     filters=filters):
+                found[item] = set(every)
+        return found
 
     def fetch(self, ids: Sequence[int], stems: Sequence[str],
               filters: recall.Filters) -> list[recall.Hit]:
