@@ -231,7 +231,8 @@ class Backend(Protocol):
         """Active items worth scoring, each with the searched stems it is known to contain
         (an underestimate is fine): at least the newest ``window`` items containing each
         searched stem (``words_of`` maps a stem to its query words) and the newest
-        ``every_limit`` items containing all of them, honouring the time filters."""
+        ``every_limit`` items containing all of them (unless the others cover those),
+        honouring the time filters."""
 
     def fetch(self, ids: Sequence[int], stems: Sequence[str], filters: Filters) -> list[Hit]:
         """The active items among ``ids`` that pass ``filters``, each with the ``stems`` it

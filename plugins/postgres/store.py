@@ -63,8 +63,11 @@ class RecallStore:
         self.pool = ConnectionPool(
             conninfo=dsn, min_size=1, max_size=max(1, pool_size), open=False,
             name=f"memhost-recall-{schema}", timeout=connect_timeout,
+            # prepare_threshold=None: never prepare server-side. A prepared statement gets a
+            # generic plan that cannot see which words are rare, and a walk of a common word's
+            # whole posting list instead of the newest rows costs a hundred times more.
             kwargs={"connect_timeout": max(1, int(connect_timeout)),
-                    "application_name": application_name[:63]},
+                    "application_name": application_name[:63], "prepare_threshold": None},
             configure=self._configure, reconnect_timeout=300.0)
         self._opened = False
 
@@ -350,6 +353,7 @@ class _Backend:
         self.store = store
         self.conn = conn
         self.df: dict[str, int] = {}
+        self.live = 0
 
     def analyse(self, words: Sequence[str]) -> tuple[dict[str, list[str]], dict[str, int], int]:
         store = self.store
@@ -371,44 +375,45 @@ class _Backend:
             stems.setdefault(word, []).append(lexeme)
             df[lexeme] = int(count)
         order = {w: i for i, w in enumerate(words)}
-        self.df = df
+        self.df, self.live = df, live
         return dict(sorted(stems.items(), key=lambda kv: order[kv[0]])), df, live
 
     def candidates(self, plan: recall.QueryPlan, words_of: dict[str, list[str]], *,
                    window: int, every_limit: int,
                    filters: recall.Filters) -> dict[int, set[str]]:
-        """One statement: the newest items holding any searched stem (one backward walk, each
-        row tested against every stem), every item of the rare stems (through the GIN index),
-        and the newest items holding all of them; with a flag per stem."""
+        """One statement: the newest items holding any searched stem (one backward walk) and
+        every item of the rare stems (through the GIN index), each tested against every
+        stem."""
         stems = list(words_of)
-        rare = [s for s in stems if self.df.get(s, 0) <= window]
+        recent = window * 2
+        # The recent walk sees every item once the store is no bigger than it.
+        rare = [s for s in stems if self.df.get(s, 0) <= window] if self.live > recent else []
         params: dict[str, Any] = {
             "user": self.store.user_id, "since": filters.since, "until": filters.until,
             "any": " or ".join(w for s in stems for w in words_of[s]),
             "rare": " or ".join(w for s in rare for w in words_of[s]),
-            "every": " ".join(plan.search_words),
-            "recent": window * 2, "rare_limit": window * max(1, len(rare)),
-            "every_limit": every_limit}
+            "recent": recent, "rare_limit": window * max(1, len(rare))}
         scope = ("user_id = %(user)s "
                  "AND created_at >= coalesce(to_timestamp(%(since)s), '-infinity') "
                  "AND created_at < coalesce(to_timestamp(%(until)s), 'infinity')")
-        parts = [f"(SELECT id, tsv FROM {{s}}.items WHERE {scope} AND tsv @@ "
+        parts = [f"(SELECT id FROM {{s}}.items WHERE {scope} AND tsv @@ "
                  f"websearch_to_tsquery('{TS_CONFIG}', %(any)s) ORDER BY id DESC "
                  "LIMIT %(recent)s)"]
         if rare:
-            parts.append(f"(SELECT id, tsv FROM {{s}}.items WHERE {scope} AND tsv @@ "
+            parts.append(f"(SELECT id FROM {{s}}.items WHERE {scope} AND tsv @@ "
                          f"websearch_to_tsquery('{TS_CONFIG}', %(rare)s) ORDER BY id DESC "
                          "LIMIT %(rare_limit)s)")
-        if len(stems) > 1:
-            parts.append(f"(SELECT id, tsv FROM {{s}}.items WHERE {scope} AND tsv @@ "
-                         f"websearch_to_tsquery('{TS_CONFIG}', %(every)s) ORDER BY id DESC "
-                         "LIMIT %(every_limit)s)")
+        # No walk for the items holding every stem: when one stem is rare, its items are all
+        # here already; when none is, such items are common enough to be among the recent
+        # ones, and a GIN intersection of long posting lists would cost more than it finds.
         flags = []
         for number, stem in enumerate(stems):
             params[f"q{number}"] = " or ".join(words_of[stem])
-            flags.append(f"tsv @@ websearch_to_tsquery('{TS_CONFIG}', %(q{number})s)")
+            flags.append(f"i.tsv @@ websearch_to_tsquery('{TS_CONFIG}', %(q{number})s)")
+        # Ids first (a cheap union), then each candidate row once, by primary key.
         rows = self.conn.execute(self.store._q(
-            f"SELECT id, {', '.join(flags)} FROM ({' UNION '.join(parts)}) AS c"),
+            f"WITH c AS MATERIALIZED ({' UNION '.join(parts)}) "
+            f"SELECT i.id, {', '.join(flags)} FROM c JOIN {{s}}.items AS i ON i.id = c.id"),
             params).fetchall()
         return {row[0]: {stem for stem, hit in zip(stems, row[1:], strict=True) if hit}
                 for row in rows}
