@@ -20,7 +20,8 @@ explicitly confirmed. Being shown in a session's snapshot, or read by any comman
   overlapping entries and rewrites of stale ones; every proposal is staged for approval, never
   applied, and a proposal that touches a pinned entry is refused before it is staged.
 * **Usage history** (:func:`record_usage`, :func:`usage_trend`): one sample a day of each store's
-  fullness, kept by writes in ``memories/usage-history.json``, for ``memhost doctor``'s trend.
+  fullness (after its first write of the day), kept by writes in
+  ``memories/usage-history.json``, for ``memhost doctor``'s trend.
 """
 
 from __future__ import annotations
@@ -614,27 +615,34 @@ def _day(when: float) -> str:
 
 
 def load_history(folder: Path) -> list[dict[str, Any]]:
-    """The samples, oldest first: ``{"day", "time", "memory": [used, limit], "user": [...]}``."""
+    """The samples, oldest first: ``{"day", "time", "memory": [used, limit], "user": [...]}``
+    (a store that was not written that day is absent from the day's sample)."""
     data = read_json_or(history_path(folder), {})
     samples = data.get("samples") if isinstance(data, dict) else None
     return [s for s in samples or [] if isinstance(s, dict) and isinstance(s.get("day"), str)]
 
 
 def record_usage(folder: Path, target: str, used: int, limit: int, when: float) -> None:
-    """Note ``target``'s fullness after a write: one sample a day (the day's last write wins),
-    the other store's latest value carried over, at most :data:`HISTORY_DAYS` samples."""
+    """Note ``target``'s fullness after a write: one sample a day, set by the store's first
+    write of the day (later writes that day cost one small read), at most
+    :data:`HISTORY_DAYS` days kept."""
+    day = _day(when)
+
+    def noted(samples: list[dict[str, Any]]) -> bool:
+        return any(s["day"] == day and target in s for s in samples)
+
+    if noted(load_history(folder)):
+        return
     path = history_path(folder)
     with locked(path, 5.0):
         samples = load_history(folder)
-        day = _day(when)
+        if noted(samples):
+            return
         sample = next((s for s in samples if s["day"] == day), None)
         if sample is None:
-            earlier = [s for s in samples if s["day"] < day]
-            sample = {k: v for k, v in (earlier[-1] if earlier else {}).items() if k in TARGETS}
-            sample["day"] = day
+            sample = {"day": day, "time": when}
             samples.append(sample)
             samples.sort(key=lambda s: s["day"])
-        sample["time"] = when
         sample[target] = [used, limit]
         payload = {"version": 1, "samples": samples[-HISTORY_DAYS:]}
         atomic_write_bytes(path, json.dumps(payload, sort_keys=True).encode("utf-8"),

@@ -390,14 +390,17 @@ def api_memory(port: int, token: str) -> dict[str, Any]:
 def test_the_settings_api_flags_pinned_and_stale_entries(
         home: Path, settings_server: tuple[int, str]) -> None:
     aged(home, 200, "Stale and unpinned", "Stale but pinned")
-    aged(home, 3, "Fresh fact")
+    aged(home, 3, "Fresh fact", "Fresh, but its review date has come")
     store = MemoryStore(home)
     store.update_metadata("memory", "Stale but pinned", pinned=True)
+    store.update_metadata("memory", "Fresh, but its review date has come",
+                          review_after="2020-01-01")
     data = api_memory(*settings_server)
     memory = next(s for s in data["stores"] if s["target"] == "memory")
     flags = {e["text"]: (e["pinned"], e["stale"]) for e in memory["entries"]}
     assert flags == {"Stale and unpinned": (False, True), "Stale but pinned": (True, False),
-                     "Fresh fact": (False, False)}
+                     "Fresh fact": (False, False),
+                     "Fresh, but its review date has come": (False, True)}
     # reading memory through the page refreshes nothing
     assert entrymeta.for_entry(entrymeta.load(store.path("memory")),
                                "Stale and unpinned").get("confirmed") is None

@@ -469,9 +469,9 @@ def test_the_review_is_not_offered_confirm_without_stale_entries(
 def test_writes_keep_a_daily_usage_history_and_a_trend(store: MemoryStore, clock: Clock) -> None:
     store.limits["memory"] = 200
     assert store.add("memory", "x" * 10).ok
-    assert store.add("memory", "y" * 7).ok  # same day: the day's sample is updated
+    assert store.add("memory", "y" * 7).ok  # same day: the day's first write set the sample
     samples = curator.load_history(store.folder)
-    assert len(samples) == 1 and samples[0]["memory"] == [20, 200]
+    assert len(samples) == 1 and samples[0]["memory"] == [10, 200] and "user" not in samples[0]
     for day in range(1, 11):
         clock.advance(1)
         assert store.add("memory", f"entry {day:02d}").ok
@@ -479,9 +479,10 @@ def test_writes_keep_a_daily_usage_history_and_a_trend(store: MemoryStore, clock
     samples = curator.load_history(store.folder)
     assert len(samples) == 11 and samples[-1]["memory"] == [used, 200]
     trend = curator.usage_trend(store.folder, "memory", used, 200, clock.now)
-    assert trend is not None and trend.then_percent == 10 and trend.now_percent == used // 2
-    # 11 chars a day since the first sample: full in (200 - used) / 11 days
-    assert trend.change == used // 2 - 10 and trend.full_in_days == (200 - used) // 11
+    assert trend is not None and trend.then_percent == 5 and trend.now_percent == used // 2
+    # (used - 10) chars in 10 days: full in (200 - used) / ((used - 10) / 10) days
+    assert trend.change == used // 2 - 5
+    assert trend.full_in_days == int((200 - used) / ((used - 10) / 10))
     # bounded: one sample a day, never more than HISTORY_DAYS
     for _ in range(curator.HISTORY_DAYS + 5):
         clock.advance(1)
