@@ -10,25 +10,16 @@ first writer's start to the last one's end.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.harness import Context, Row, Target, alternate, benchmark
+from benchmarks.harness import ROOT, Context, Row, Target, alternate, benchmark, child_env
 
-ROOT = Path(__file__).resolve().parent.parent
 RATIO_TARGET = Target("ratio", ">=", 0.8)
 LOST_TARGET = Target("lost", "==", 0)
-
-
-def child_env() -> dict[str, str]:
-    """The environment for benchmark subprocesses: this checkout importable as ``benchmarks``."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
-    return env
 
 
 class Writers:

@@ -211,6 +211,17 @@ def percentile(values: list[float], pct: float) -> float:
     return ordered[rank - 1]
 
 
+#: The checkout holding the ``benchmarks`` package (what subprocesses need on their path).
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def child_env() -> dict[str, str]:
+    """The environment for benchmark subprocesses: this checkout importable as ``benchmarks``."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    return env
+
+
 def default_scratch() -> Path:
     """Where benchmarks write: ``$MEMHOST_BENCH_DIR``, else the system temp folder.
 
