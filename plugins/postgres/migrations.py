@@ -43,7 +43,8 @@ V1 = (
         UNIQUE (user_id, key))""",
     "CREATE INDEX items_tsv ON {s}.items USING gin (tsv)",
     "CREATE INDEX items_newest ON {s}.items (user_id, id)",
-    "CREATE INDEX items_session ON {s}.items (user_id, session_id, kind, created_at)",
+    # A session's newest turn (the one recall leaves out) is one index probe.
+    "CREATE INDEX items_session ON {s}.items (user_id, session_id, kind, id)",
     "CREATE INDEX items_fact ON {s}.items (user_id, kind, target, status)",
     "CREATE INDEX items_time ON {s}.items (user_id, status, created_at)",
     # Per user, how many active items hold each lexeme (and, under the empty lexeme, how many

@@ -272,17 +272,24 @@ class RecallStore:
 
         return self.read(run)
 
+    def _newest_turn(self, conn: psycopg.Connection[Any], sessions: Sequence[str]) -> int | None:
+        """The newest stored turn of these sessions: one index probe per session (a session
+        may hold a hundred thousand turns; sorting them is not an option)."""
+        if not sessions:
+            return None
+        row = conn.execute(self._q(
+            "SELECT max((SELECT max(id) FROM {s}.items WHERE user_id = %s AND "
+            "session_id = s.id AND kind = 'turn')) FROM unnest(%s::text[]) AS s (id)"),
+            (self.user_id, list(sessions))).fetchone()
+        return row[0] if row else None
+
     def last_turn(self, session_ids: Sequence[str], *, timeout_ms: int | None = None) -> int | None:
         """The id of the newest stored turn of these sessions (the one a recall must not echo)."""
         if not session_ids:
             return None
 
         def run(conn: psycopg.Connection[Any]) -> int | None:
-            row = conn.execute(self._q(
-                "SELECT id FROM {s}.items WHERE user_id = %s AND session_id = ANY(%s) AND "
-                "kind = 'turn' ORDER BY created_at DESC, id DESC LIMIT 1"),
-                (self.user_id, list(session_ids))).fetchone()
-            return row[0] if row else None
+            return self._newest_turn(conn, session_ids)
 
         return self.read(run, timeout_ms=timeout_ms)
 
@@ -293,13 +300,9 @@ class RecallStore:
         search."""
         def run(conn: psycopg.Connection[Any]) -> list[recall.Hit]:
             exclude = list(filters.exclude)
-            if sessions:
-                row = conn.execute(self._q(
-                    "SELECT id FROM {s}.items WHERE user_id = %s AND session_id = ANY(%s) AND "
-                    "kind = 'turn' ORDER BY created_at DESC, id DESC LIMIT 1"),
-                    (self.user_id, list(sessions))).fetchone()
-                if row:
-                    exclude.append(row[0])
+            newest = self._newest_turn(conn, sessions)
+            if newest is not None:
+                exclude.append(newest)
             scoped = recall.Filters(filters.kinds, tuple(exclude), filters.since, filters.until)
             return recall.search(_Backend(self, conn), query, filters=scoped, limit=limit,
                                  min_score=min_score, min_coverage=min_coverage)
@@ -381,31 +384,31 @@ class _Backend:
     def candidates(self, plan: recall.QueryPlan, words_of: dict[str, list[str]], *,
                    window: int, every_limit: int,
                    filters: recall.Filters) -> dict[int, set[str]]:
-        """One statement: the newest items holding any searched stem (one backward walk) and
-        every item of the rare stems (through the GIN index), each tested against every
-        stem."""
+        """One statement, whose plan does not depend on the planner's statistics (a freshly
+        filled table has none, and a wrong guess costs a hundredfold): the newest
+        ``4 * window`` items, by the ``(user_id, id)`` index, kept when they hold any searched
+        stem; and every item of the stems that :attr:`df` says are rare (at most
+        ``2 * window`` items), through the GIN index. Each candidate is then tested against
+        every stem."""
         stems = list(words_of)
-        recent = window * 2
-        # The recent walk sees every item once the store is no bigger than it.
-        rare = [s for s in stems if self.df.get(s, 0) <= window] if self.live > recent else []
+        rare = [s for s in stems if self.df.get(s, 0) <= window * 2]
         params: dict[str, Any] = {
             "user": self.store.user_id, "since": filters.since, "until": filters.until,
             "any": " or ".join(w for s in stems for w in words_of[s]),
             "rare": " or ".join(w for s in rare for w in words_of[s]),
-            "recent": recent, "rare_limit": window * max(1, len(rare))}
+            "recent": window * 4, "rare_limit": window * 2 * max(1, len(rare))}
         scope = ("user_id = %(user)s "
                  "AND created_at >= coalesce(to_timestamp(%(since)s), '-infinity') "
                  "AND created_at < coalesce(to_timestamp(%(until)s), 'infinity')")
-        parts = [f"(SELECT id FROM {{s}}.items WHERE {scope} AND tsv @@ "
-                 f"websearch_to_tsquery('{TS_CONFIG}', %(any)s) ORDER BY id DESC "
-                 "LIMIT %(recent)s)"]
+        # A LIMIT subquery: the match test cannot be pushed into it, so this is a walk of the
+        # newest rows, never a scan of a common word's whole posting list.
+        parts = [f"(SELECT id FROM (SELECT id, tsv FROM {{s}}.items WHERE {scope} "
+                 "ORDER BY id DESC LIMIT %(recent)s) AS newest "
+                 f"WHERE tsv @@ websearch_to_tsquery('{TS_CONFIG}', %(any)s))"]
         if rare:
             parts.append(f"(SELECT id FROM {{s}}.items WHERE {scope} AND tsv @@ "
                          f"websearch_to_tsquery('{TS_CONFIG}', %(rare)s) ORDER BY id DESC "
                          "LIMIT %(rare_limit)s)")
-        # No walk for the items holding every stem: when one stem is rare, its items are all
-        # here already; when none is, such items are common enough to be among the recent
-        # ones, and a GIN intersection of long posting lists would cost more than it finds.
         flags = []
         for number, stem in enumerate(stems):
             params[f"q{number}"] = " or ".join(words_of[stem])

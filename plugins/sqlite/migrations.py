@@ -28,7 +28,8 @@ V1 = (
         status_at   REAL,
         replaced_by INTEGER REFERENCES items (id)
     )""",
-    "CREATE INDEX items_by_session ON items (session_id, kind, created_at)",
+    # Index entries end with the rowid, so a session's newest turn is one probe.
+    "CREATE INDEX items_by_session ON items (session_id, kind)",
     "CREATE INDEX items_by_fact ON items (kind, target, status)",
     "CREATE INDEX items_by_time ON items (status, created_at)",
     # What the relevance weights need: the number of active items (kept by the triggers below)

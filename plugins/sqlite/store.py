@@ -333,11 +333,12 @@ class RecallStore:
             return None
 
         def run(conn: sqlite3.Connection) -> int | None:
-            marks = ",".join("?" * len(session_ids))
-            row = conn.execute(
-                f"SELECT id FROM items WHERE session_id IN ({marks}) AND kind = 'turn' "
-                "ORDER BY created_at DESC, id DESC LIMIT 1", list(session_ids)).fetchone()
-            return row[0] if row else None
+            # One index probe per session (a session may hold a hundred thousand turns).
+            newest = [conn.execute("SELECT max(id) FROM items WHERE session_id = ? AND "
+                                   "kind = 'turn'", (session,)).fetchone()[0]
+                      for session in session_ids]
+            found = [n for n in newest if n is not None]
+            return max(found) if found else None
 
         return self.read(run)
 
