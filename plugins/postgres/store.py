@@ -349,6 +349,17 @@ class RecallStore:
         return {"schema": self.schema, "vacuumed": ["items", "terms"]}
 
 
+def _time_clauses(filters: recall.Filters, prefix: str = "") -> str:
+    """``AND`` conditions for the time filters that are set (none when none is: a condition
+    that is always true still makes the planner prefer the time index)."""
+    clauses = []
+    if filters.since is not None:
+        clauses.append(f"AND {prefix}created_at >= to_timestamp(%(since)s)")
+    if filters.until is not None:
+        clauses.append(f"AND {prefix}created_at < to_timestamp(%(until)s)")
+    return " ".join(clauses)
+
+
 class _Backend:
     """:class:`memhost.recall.Backend` over one connection."""
 
@@ -384,53 +395,57 @@ class _Backend:
     def candidates(self, plan: recall.QueryPlan, words_of: dict[str, list[str]], *,
                    window: int, every_limit: int,
                    filters: recall.Filters) -> dict[int, set[str]]:
-        """One statement, whose plan does not depend on the planner's statistics (a freshly
-        filled table has none, and a wrong guess costs a hundredfold): the newest
-        ``4 * window`` items, by the ``(user_id, id)`` index, kept when they hold any searched
-        stem; and every item of the stems that :attr:`df` says are rare (at most
-        ``2 * window`` items), through the GIN index. Each candidate is then tested against
-        every stem."""
+        """The newest ``2 * window`` items (by the ``(user_id, id)`` index) that hold any
+        searched stem, and every item of the stems that :attr:`df` says are rare (at most
+        ``2 * window`` items each, through the GIN index); each then tested against every
+        stem."""
         stems = list(words_of)
         rare = [s for s in stems if self.df.get(s, 0) <= window * 2]
         params: dict[str, Any] = {
             "user": self.store.user_id, "since": filters.since, "until": filters.until,
             "any": " or ".join(w for s in stems for w in words_of[s]),
             "rare": " or ".join(w for s in rare for w in words_of[s]),
-            "recent": window * 4, "rare_limit": window * 2 * max(1, len(rare))}
-        scope = ("user_id = %(user)s "
-                 "AND created_at >= coalesce(to_timestamp(%(since)s), '-infinity') "
-                 "AND created_at < coalesce(to_timestamp(%(until)s), 'infinity')")
-        # A LIMIT subquery: the match test cannot be pushed into it, so this is a walk of the
-        # newest rows, never a scan of a common word's whole posting list.
-        parts = [f"(SELECT id FROM (SELECT id, tsv FROM {{s}}.items WHERE {scope} "
-                 "ORDER BY id DESC LIMIT %(recent)s) AS newest "
-                 f"WHERE tsv @@ websearch_to_tsquery('{TS_CONFIG}', %(any)s))"]
-        if rare:
-            parts.append(f"(SELECT id FROM {{s}}.items WHERE {scope} AND tsv @@ "
-                         f"websearch_to_tsquery('{TS_CONFIG}', %(rare)s) ORDER BY id DESC "
-                         "LIMIT %(rare_limit)s)")
+            "recent": window * 2, "rare_limit": window * 2 * max(1, len(rare))}
+        when = _time_clauses(filters)
         flags = []
         for number, stem in enumerate(stems):
             params[f"q{number}"] = " or ".join(words_of[stem])
-            flags.append(f"i.tsv @@ websearch_to_tsquery('{TS_CONFIG}', %(q{number})s)")
-        # Ids first (a cheap union), then each candidate row once, by primary key.
-        rows = self.conn.execute(self.store._q(
-            f"WITH c AS MATERIALIZED ({' UNION '.join(parts)}) "
-            f"SELECT i.id, {', '.join(flags)} FROM c JOIN {{s}}.items AS i ON i.id = c.id"),
-            params).fetchall()
+            flags.append(f"tsv @@ websearch_to_tsquery('{TS_CONFIG}', %(q{number})s)")
+        tested = ", ".join(flags)
+        conn = self.conn
+        # Each access path is pinned (for this transaction only): a table filled a moment ago
+        # has no statistics yet, and the planner's guesses then cost a hundredfold.
+        # 1. The newest rows by the (user_id, id) index, in order: no sort, no bitmap.
+        conn.execute("SET LOCAL enable_sort = off; SET LOCAL enable_bitmapscan = off; "
+                     "SET LOCAL enable_seqscan = off")
+        rows = conn.execute(self.store._q(
+            f"SELECT id, {tested} FROM (SELECT id, tsv FROM {{s}}.items "
+            f"WHERE user_id = %(user)s {when} ORDER BY id DESC LIMIT %(recent)s) AS newest "
+            f"WHERE tsv @@ websearch_to_tsquery('{TS_CONFIG}', %(any)s)"), params).fetchall()
+        # 2. Every item of the rare stems through the GIN index: no sequential scan, and
+        #    ``user_id || ''`` keeps the B-tree indexes on user_id out of it.
+        conn.execute("SET LOCAL enable_sort = on; SET LOCAL enable_bitmapscan = on")
+        if rare:
+            rows += conn.execute(self.store._q(
+                f"SELECT id, {tested} FROM {{s}}.items WHERE (user_id || '') = %(user)s {when} "
+                f"AND tsv @@ websearch_to_tsquery('{TS_CONFIG}', %(rare)s) "
+                "LIMIT %(rare_limit)s"), params).fetchall()
+        conn.execute("SET LOCAL enable_seqscan = on")
         return {row[0]: {stem for stem, hit in zip(stems, row[1:], strict=True) if hit}
                 for row in rows}
 
     def fetch(self, ids: Sequence[int], stems: Sequence[str],
               filters: recall.Filters) -> list[recall.Hit]:
+        # By primary key only (the other conditions are written so that no other index
+        # applies): a handful of rows, whatever the planner knows about the table.
         rows = self.conn.execute(self.store._q(
-            "SELECT id, kind, body, extract(epoch FROM created_at)::float8, session_id, "
-            "ARRAY(SELECT unnest(tsvector_to_array(tsv)) INTERSECT "
-            "SELECT unnest(%(stems)s::text[])) FROM {s}.items "
-            "WHERE user_id = %(user)s AND id = ANY(%(ids)s) AND status = 'active' "
-            "AND kind = ANY(%(kinds)s) AND NOT (id = ANY(%(exclude)s)) "
-            "AND created_at >= coalesce(to_timestamp(%(since)s), '-infinity') "
-            "AND created_at < coalesce(to_timestamp(%(until)s), 'infinity')"),
+            "WITH c AS MATERIALIZED (SELECT unnest(%(ids)s::bigint[]) AS id) "
+            "SELECT i.id, i.kind, i.body, extract(epoch FROM i.created_at)::float8, "
+            "i.session_id, ARRAY(SELECT unnest(tsvector_to_array(i.tsv)) INTERSECT "
+            "SELECT unnest(%(stems)s::text[])) FROM c JOIN {s}.items AS i ON i.id = c.id "
+            "WHERE (i.user_id || '') = %(user)s AND (i.status || '') = 'active' "
+            "AND (i.kind || '') = ANY(%(kinds)s) AND NOT (i.id = ANY(%(exclude)s)) "
+            + _time_clauses(filters, "i.")),
             {"stems": list(stems), "user": self.store.user_id, "ids": list(ids),
              "kinds": list(filters.kinds), "exclude": list(filters.exclude),
              "since": filters.since, "until": filters.until}).fetchall()
