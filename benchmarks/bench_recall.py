@@ -128,7 +128,7 @@ def measure_recall(ctx: Context, provider: str, turns: int, home: Path) -> list[
         # passes only the arguments the provider accepts), so the rate is the provider's own.
         started = time.perf_counter()
         for number in range(turns):
-            user, answer = corpus.user_message(rng), corpus.reply(rng, paragraphs=1)
+            user, answer = corpus.recall_turn(rng)
             result = manager._providers.call(
                 external, "sync_turn", user_content=f"[{number}] {user}",
                 assistant_content=answer, session_id="bench-recall", messages=[])
@@ -138,7 +138,7 @@ def measure_recall(ctx: Context, provider: str, turns: int, home: Path) -> list[
                 raise RuntimeError(f"sync_turn failed: {external.last_error}")
         ingest = turns / (time.perf_counter() - started)
 
-        queries = [corpus.user_message(rng) for _ in range(QUERIES)]
+        queries = [corpus.recall_query(rng) for _ in range(QUERIES)]
         latencies: list[float] = []
         recalled = 0
         for query in queries:

@@ -7,6 +7,7 @@ and harmless on purpose: it must pass the threat scanner and carry no secret, as
 from __future__ import annotations
 
 import random
+from functools import lru_cache
 
 _SUBJECTS = ["The user", "Their team", "The project", "The build", "The staging host", "CI",
              "The docs site", "The mobile app", "The data pipeline", "The release process"]
@@ -45,6 +46,50 @@ def reply(rng: random.Random, paragraphs: int = 4) -> str:
         body.append(" ".join(f"{rng.choice(_SUBJECTS)} {rng.choice(_VERBS)} {rng.choice(_OBJECTS)}."
                              for _ in range(3)))
     return "\n\n".join(body)
+
+
+# Recall text: real conversations draw on a large vocabulary with a few very common words and a
+# long tail of rare ones (Zipf's law). A small fixed vocabulary would make every query match a
+# large share of a recall store, which no real store sees; these turns mix English function words
+# with pseudo-words drawn from a 20,000-word Zipfian vocabulary.
+_SYLLABLES = ("ka", "lo", "mi", "ne", "ru", "ta", "vo", "zi", "pe", "sa", "do", "ri", "fu", "gi",
+              "ha", "be", "cu", "ya", "we", "xo", "tan", "mor", "vel", "dri", "sko")
+_FUNCTION_WORDS = ("the", "a", "to", "of", "and", "in", "is", "it", "that", "for", "on", "with",
+                   "why", "how", "does", "we", "can", "this", "when", "not")
+
+
+@lru_cache(maxsize=1)
+def _vocabulary(size: int = 20_000) -> tuple[tuple[str, ...], list[float]]:
+    rng = random.Random(17)
+    words: list[str] = []
+    seen: set[str] = set()
+    while len(words) < size:
+        word = "".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(2, 4)))
+        if word not in seen:
+            seen.add(word)
+            words.append(word)
+    cumulative, total = [], 0.0
+    for rank in range(1, size + 1):
+        total += 1 / rank ** 1.07
+        cumulative.append(total)
+    return tuple(words), cumulative
+
+
+def _words(rng: random.Random, count: int) -> list[str]:
+    words, cumulative = _vocabulary()
+    picked = rng.choices(words, cum_weights=cumulative, k=count)
+    return [rng.choice(_FUNCTION_WORDS) if rng.random() < 0.35 else w for w in picked]
+
+
+def recall_turn(rng: random.Random) -> tuple[str, str]:
+    """A user message and a reply for a recall store."""
+    return (" ".join(_words(rng, rng.randint(8, 20))).capitalize() + "?",
+            " ".join(_words(rng, rng.randint(30, 80))).capitalize() + ".")
+
+
+def recall_query(rng: random.Random) -> str:
+    """A user message to recall for, from the same vocabulary."""
+    return " ".join(_words(rng, rng.randint(6, 14))).capitalize() + "?"
 
 
 _PROSE = [
