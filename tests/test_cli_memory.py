@@ -324,7 +324,7 @@ def test_docs_list_exactly_the_memory_subcommands() -> None:
     commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     memory = commands.choices["memory"]
     actions = next(a for a in memory._actions if isinstance(a, argparse._SubParsersAction))
-    documented = set(re.findall(r"^memhost memory (\w+)", DOCS.read_text(encoding="utf-8"), re.M))
+    documented = set(re.findall(r"^memhost memory ([\w-]+)", DOCS.read_text(encoding="utf-8"), re.M))
     assert documented == set(actions.choices)
 
 

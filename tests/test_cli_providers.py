@@ -358,7 +358,7 @@ def test_doctor_says_which_provider_is_not_active_and_why(home: Path, stocked: d
     data = json.loads(memhost(home, "doctor", "--json", env=env).stdout)
     section = next(s for s in data["sections"] if s["name"] == "providers")
     assert section["configured"] == "explodes" and section["configured_active"] is False
-    assert section["secrets"] == {"echo": {"ECHO_API_KEY": True}}
+    assert section["secrets"]["echo"] == {"ECHO_API_KEY": True}
     assert any(f["name"] == "explodes" and "Traceback" in f["traceback"]
                for f in section["failures"])
     for output in (out, json.dumps(data)):
