@@ -26,6 +26,8 @@ from typing import Any
 from memhost import threats
 from memhost.builtin_providers.entries import canonical_entry
 from memhost.builtin_providers.store import FILENAMES, MemoryStore
+from filelock import Timeout
+
 from memhost.files import atomic_write_json, ensure_private_dir, locked, read_json_or
 
 log = logging.getLogger(__name__)
@@ -111,20 +113,41 @@ class PendingStore:
               session_id: str = "", matched: list[dict[str, Any]] | None = None) -> PendingWrite:
         """Save a proposal; raises ``OSError`` when it cannot be written."""
         ensure_private_dir(self.folder)
-        while True:
-            pending_id = secrets.token_hex(4)
-            if not self.path(pending_id).exists():
-                break
-        record = PendingWrite(id=pending_id, created_at=time.time(), origin=origin,
-                              session_id=session_id, summary=summary, detail=detail,
-                              payload=payload, matched=list(matched or []))
-        atomic_write_json(self.path(pending_id), record.as_dict())
+        # Staging happens under one folder lock, so a temp file seen while holding it belongs to
+        # a writer that was killed mid-way, and can go.
+        with locked(self._lock_path):
+            self._sweep_temp_files()
+            while True:
+                pending_id = secrets.token_hex(4)
+                if not self.path(pending_id).exists():
+                    break
+            record = PendingWrite(id=pending_id, created_at=time.time(), origin=origin,
+                                  session_id=session_id, summary=summary, detail=detail,
+                                  payload=payload, matched=list(matched or []))
+            atomic_write_json(self.path(pending_id), record.as_dict())
         return record
+
+    @property
+    def _lock_path(self) -> Path:
+        return self.folder / "staging"
+
+    def _sweep_temp_files(self) -> None:
+        for stale in self.folder.glob(".*.json.*.tmp"):
+            try:
+                stale.unlink()
+            except OSError:
+                pass
 
     def list(self) -> list[PendingWrite]:
         """Every readable record, oldest first; unreadable ones are noted in :attr:`unreadable`."""
         self.unreadable = []
         records = []
+        if self.folder.is_dir():
+            try:
+                with locked(self._lock_path, timeout=0):
+                    self._sweep_temp_files()
+            except (Timeout, OSError):
+                pass  # someone is staging right now; their temp file is alive
         try:
             paths = sorted(self.folder.glob("*.json"))
         except OSError:

@@ -161,8 +161,8 @@ class MemoryManager:
         except ProviderError as exc:
             why = str(exc)
         message = (f"configured memory provider {name!r} (memory.provider in "
-                   f"{config_path(self.home)}) is not active: {why}. Only the builtin memory is "
-                   "active.")
+                   f"{config_path(self.home)}) is not active: {why.rstrip('.')}. Only the builtin "
+                   "memory is active.")
         self._problem(name, message)
         if not warned:
             log.warning("%s Run `memhost doctor` for details.", message)

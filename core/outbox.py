@@ -116,8 +116,7 @@ class Outbox:
         if not self.folder.is_dir():
             return []
         found: list[Journal] = []
-        candidates = sorted(self.folder.glob("*.jsonl"), key=lambda p: (p.stat().st_mtime, p.name))
-        for path in candidates:
+        for path in sorted(self.folder.glob("*.jsonl"), key=_age):
             lock = FileLock(str(path) + ".lock", timeout=0, mode=PRIVATE_FILE, thread_local=False)
             try:
                 lock.acquire()
@@ -134,6 +133,14 @@ class Outbox:
         if not self.folder.is_dir():
             return 0
         return sum(len(_unacknowledged(path)) for path in self.folder.glob("*.jsonl"))
+
+
+def _age(path: Path) -> tuple[float, str]:
+    # Another manager may finish and delete its journal between the listing and this look.
+    try:
+        return path.stat().st_mtime, path.name
+    except FileNotFoundError:
+        return 0.0, path.name
 
 
 def _unacknowledged(path: Path) -> list[Record]:

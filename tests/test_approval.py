@@ -309,3 +309,18 @@ def test_a_reviews_replace_is_staged_and_reported_as_waiting(home: Path, seeded:
 def _no_stray_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.delenv("MEMHOST_REVIEW_API_KEY", raising=False)
     yield
+
+
+def test_temp_file_of_a_killed_stager_is_swept(tmp_path: Path) -> None:
+    from memhost.approval import PendingStore
+
+    store = PendingStore(tmp_path)
+    store.folder.mkdir(parents=True)
+    leftover = store.folder / ".1234abcd.json.x8y7.tmp"
+    leftover.write_text("{torn")
+    assert store.list() == []
+    assert not leftover.exists()
+    leftover.write_text("{torn")
+    store.stage({"action": "add", "target": "memory", "content": "x"}, summary="s", detail="d",
+                origin="foreground")
+    assert not leftover.exists()
