@@ -25,8 +25,10 @@ MANIFEST_NAME = "plugin.toml"
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 _DOTTED = r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*"
 ENTRY_PATTERN = re.compile(rf"^{_DOTTED}(?::{_DOTTED})?$")
-#: Names that mean "no external provider" and so can never name one.
-RESERVED_NAMES = frozenset({"builtin", "none", "default"})
+#: Names that mean "no external provider", and names of memhost's own folders in the home (a
+#: provider's json_file settings live in ``<home>/<name>/``), so neither can name a provider.
+RESERVED_NAMES = frozenset({"builtin", "none", "default",
+                            "memories", "plugins", "pending", "outbox", "chats"})
 
 
 class ManifestError(ProviderError):
@@ -51,7 +53,8 @@ class Manifest(BaseModel):
             raise ValueError("letters, digits, '_' and '-' only, starting with a letter or digit, "
                              "at most 64 characters")
         if value.lower() in RESERVED_NAMES:
-            raise ValueError(f"{value!r} is reserved (it means 'the builtin memory only')")
+            raise ValueError(f"{value!r} is reserved (it means the builtin memory only, or names "
+                             "one of memhost's own folders in the home); choose another name")
         return value
 
     @field_validator("version")

@@ -584,3 +584,11 @@ def test_a_schema_file_that_raises_does_not_stop_the_provider(home: Path,
         assert any("schema exploded" in r.getMessage() for r in caplog.records)
     finally:
         manager.shutdown()
+
+
+@pytest.mark.parametrize("name", ["builtin", "memories", "pending", "outbox"])
+def test_manifest_refuses_reserved_names(tmp_path: Path, name: str) -> None:
+    from memhost.manifest import Manifest
+
+    with pytest.raises(ValueError, match="reserved"):
+        Manifest(name=name, version="1.0", entry="provider:P")
