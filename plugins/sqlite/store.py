@@ -342,6 +342,16 @@ class RecallStore:
 
         return self.read(run)
 
+    def prefetch(self, query: str, *, sessions: Sequence[str], filters: recall.Filters,
+                 limit: int, min_score: float, min_coverage: float) -> list[recall.Hit]:
+        """A turn's recall: leave out the sessions' newest turn, then search."""
+        newest = self.last_turn(sessions)
+        if newest is not None:
+            filters = recall.Filters(filters.kinds, (*filters.exclude, newest), filters.since,
+                                     filters.until)
+        return self.search(query, filters=filters, limit=limit, min_score=min_score,
+                           min_coverage=min_coverage)
+
     def item(self, item_id: int) -> dict[str, Any] | None:
         def run(conn: sqlite3.Connection) -> dict[str, Any] | None:
             conn.row_factory = sqlite3.Row

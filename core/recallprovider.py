@@ -1,0 +1,242 @@
+"""``RecallProvider``: the hooks of a recall provider, written once for every database.
+
+The bundled ``sqlite`` and ``postgres`` providers subclass it, and a third-party recall backend
+may too. The hooks here turn their arguments into calls on ``self.store``; a subclass supplies
+what differs from one database to the next:
+
+- ``defaults`` (its ``CONFIG_SCHEMA.defaults()``), ``store_label`` (how the tools name the store)
+  and ``not_open`` (the tool answer while there is no store);
+- :meth:`open_store`, a store for a config (``memhost recall stats|vacuum`` uses it too), and
+  :meth:`start`, which ``initialize`` calls with the home once ``config``, ``session_id``
+  and ``writes`` are set;
+- :meth:`store_for_writing`, the store a write goes to (open it, or raise
+  :class:`memhost.RetryableError` so the write waits in the outbox);
+- its own ``check_available`` and ``prompt_fragment`` hooks.
+
+The store offers ``add``, ``note``, ``forget``, ``search``, ``recent``, ``prefetch`` (a search that
+leaves out the newest turn of the given sessions), ``stats``, ``vacuum`` and ``close``, as the
+bundled stores do. A subclass that overrides one of the hooks below marks the override with
+``@memhost.hookimpl`` again: pluggy reads the mark from the method the object ends up with, so an
+unmarked override is no hook at all.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from memhost import hookimpl, recall
+
+#: A session transcript is stored up to this many characters (its most recent part).
+SESSION_MAX_CHARS = 50_000
+#: How many rotations back the current session's conversation is followed.
+MAX_LINEAGE = 32
+
+
+class RecallProvider:
+    """Stores every turn, note, subtask and transcript; recalls the most relevant items."""
+
+    defaults: dict[str, Any] = {}
+    store_label = "the recall store"
+    not_open = "The recall store is not open; try again in a moment."
+
+    def __init__(self) -> None:
+        self.store: Any = None
+        self.config: dict[str, Any] = dict(self.defaults)
+        self.home: Path | None = None
+        self.session_id = ""
+        self.writes = True
+        # Session ids that continue one conversation (rotate for compress, branch, resume...):
+        # the newest turn of any of them is still in the host's context.
+        self._previous: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    # -- what a subclass supplies ---------------------------------------------------------------
+
+    def open_store(self, home: Path, config: dict[str, Any]) -> Any:
+        """A store for ``config`` under ``home``."""
+        raise NotImplementedError
+
+    def start(self, home: Path) -> None:
+        """Open (or keep) ``self.store`` for the settings ``initialize`` has just set."""
+        raise NotImplementedError
+
+    def store_for_writing(self) -> Any:
+        """The store a write goes to: open it now, or raise ``RetryableError``."""
+        raise NotImplementedError
+
+    def recall_options(self) -> dict[str, Any]:
+        """Extra keyword arguments for the store's ``prefetch`` and ``search`` on a turn's
+        behalf (``prefetch``, ``pre_compress``); none by default."""
+        return {}
+
+    # -- settings -------------------------------------------------------------------------------
+
+    def settings(self, config: dict[str, Any] | None) -> dict[str, Any]:
+        """``config`` over the defaults (``None`` values ignored)."""
+        return {**self.defaults, **{k: v for k, v in (config or {}).items() if v is not None}}
+
+    def _int(self, key: str, low: int, high: int) -> int:
+        return recall.int_setting(self.config, key, int(self.defaults[key]), low=low, high=high)
+
+    def _float(self, key: str, low: float, high: float) -> float:
+        return recall.float_setting(self.config, key, float(self.defaults[key]), low=low,
+                                    high=high)
+
+    def maintenance(self, home: Path, config: dict[str, Any], action: str) -> dict[str, Any]:
+        """``memhost recall stats|vacuum``."""
+        store = self.open_store(home, config)
+        try:
+            return store.vacuum() if action == "vacuum" else store.stats()
+        finally:
+            store.close()
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    @hookimpl
+    def initialize(self, session_id: str, home: Path, config: dict[str, Any],
+                   context: str) -> None:
+        self.config = self.settings(config)
+        self.session_id = session_id
+        self.writes = context == "primary"
+        self.home = Path(home)
+        self.start(self.home)
+
+    @hookimpl
+    def rotate(self, old_session_id: str, new_session_id: str, reason: str) -> None:
+        with self._lock:
+            if reason != "new" and old_session_id and old_session_id != new_session_id:
+                self._previous[new_session_id] = old_session_id
+            self.session_id = new_session_id
+
+    @hookimpl
+    def shutdown(self) -> None:
+        with self._lock:
+            store, self.store = self.store, None
+            self.home = None
+        if store is not None:
+            store.close()
+
+    # -- recall ---------------------------------------------------------------------------------
+
+    def _lineage(self, session_id: str) -> list[str]:
+        chain, seen = [], set()
+        current: str | None = session_id
+        while current and current not in seen and len(chain) < MAX_LINEAGE:
+            chain.append(current)
+            seen.add(current)
+            current = self._previous.get(current)
+        return chain
+
+    @hookimpl
+    def prefetch(self, query: str, session_id: str) -> str | None:
+        store = self.store
+        if store is None or not query.strip():
+            return None
+        max_items = self._int("max_items", 1, 50)
+        hits = store.prefetch(query, sessions=self._lineage(session_id or self.session_id),
+                              filters=recall.Filters(recall.PREFETCH_KINDS), limit=max_items,
+                              min_score=self._float("min_score", 0, 50),
+                              min_coverage=self._float("min_coverage", 0, 1),
+                              **self.recall_options())
+        return recall.format_hits(hits, max_chars=self._int("max_chars", 200, 20000),
+                                  max_items=max_items)
+
+    @hookimpl
+    def pre_compress(self, session_id: str, messages: list[dict[str, Any]]) -> str | None:
+        store = self.store
+        text = recall.user_text(messages)
+        if store is None or not text.strip():
+            return None
+        # A whole conversation is a long query: the coverage floor would ask too much of it.
+        hits = store.search(text, filters=recall.Filters((recall.FACT,)),
+                            limit=self._int("max_items", 1, 50),
+                            min_score=self._float("min_score", 0, 50), min_coverage=0.0,
+                            **self.recall_options())
+        return recall.format_hits(hits, max_chars=self._int("max_chars", 200, 20000),
+                                  max_items=self._int("max_items", 1, 50),
+                                  header="Stored facts relevant to this conversation:")
+
+    # -- writes ---------------------------------------------------------------------------------
+
+    def _writable(self) -> Any:
+        """The store to write to, or ``None`` when this session does not write."""
+        return self.store_for_writing() if self.writes else None
+
+    @hookimpl
+    def sync_turn(self, user_content: str, assistant_content: str, session_id: str,
+                  messages: list[dict[str, Any]]) -> None:
+        store = self._writable()
+        if store is None or not self.config.get("store_turns", True):
+            return
+        if not user_content.strip() or not assistant_content.strip():
+            return
+        store.add(key=recall.turn_key(session_id, user_content, assistant_content, messages),
+                  kind=recall.TURN, body=recall.turn_body(user_content, assistant_content),
+                  session_id=session_id)
+
+    @hookimpl
+    def session_end(self, session_id: str, messages: list[dict[str, Any]]) -> None:
+        store = self._writable()
+        if store is None or not self.config.get("store_sessions", True):
+            return
+        text = recall.transcript(messages, max_chars=SESSION_MAX_CHARS)
+        if text:
+            store.add(key=recall.item_key("session", session_id, text), kind=recall.SESSION,
+                      body=text, session_id=session_id)
+
+    @hookimpl
+    def on_subtask(self, task: str, result: str, child_session_id: str, session_id: str) -> None:
+        store = self._writable()
+        if store is None or not (task.strip() or result.strip()):
+            return
+        store.add(key=recall.item_key("subtask", session_id, child_session_id, task, result),
+                  kind=recall.SUBTASK, body=recall.subtask_body(task, result),
+                  session_id=session_id)
+
+    @hookimpl
+    def on_builtin_write(self, action: str, target: str, content: str,
+                         previous_content: str | None, session_id: str, origin: str) -> None:
+        store = self._writable()
+        if store is None:
+            return
+        store.note(action=action, target=target, content=content, previous=previous_content,
+                   session_id=session_id, origin=origin)
+
+    # -- tools ----------------------------------------------------------------------------------
+
+    @hookimpl
+    def tool_schemas(self) -> list[dict[str, Any]]:
+        return recall.tool_schemas(self.store_label)
+
+    @hookimpl
+    def handle_tool_call(self, tool_name: str, arguments: dict[str, Any]) -> str:
+        store = self.store
+        if store is None:
+            return recall.error(self.not_open)
+        try:
+            if tool_name == recall.SEARCH_TOOL:
+                args = recall.search_args(arguments)
+                if recall.query_words(args.query):
+                    hits = store.search(args.query, limit=args.limit, filters=recall.Filters(
+                        since=args.since, until=args.until))
+                else:
+                    hits = store.recent(since=args.since, until=args.until, limit=args.limit)
+                found = hits[: args.limit]
+                return recall.answer(count=len(found), results=[h.as_dict() for h in found])
+            if tool_name == recall.FORGET_TOOL:
+                item_id = recall.forget_id(arguments)
+                if not self.writes:
+                    return recall.error("This session cannot change the recall store.")
+                forgotten = store.forget(item_id)
+                if forgotten is None:
+                    return recall.error(f"No stored item has id {item_id} (or it was forgotten "
+                                        "already); recall_search shows the ids.")
+                return recall.answer(forgotten=forgotten)
+        except recall.ToolArgumentError as exc:
+            return recall.error(str(exc))
+        return recall.error(f"Unknown tool {tool_name!r}.")
+
+
+__all__ = ["RecallProvider", "SESSION_MAX_CHARS"]
