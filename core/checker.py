@@ -25,19 +25,9 @@ import pluggy
 
 from memhost import hookspecs
 from memhost.errors import MemhostError, ProviderError
+from memhost.providers import wrong_type
 
 PASS, FAIL, SKIP = "PASS", "FAIL", "SKIP"
-
-#: Hooks whose return value the host uses, and the types it accepts.
-RETURN_TYPES: dict[str, tuple[type, ...]] = {
-    "check_available": (str, type(None)),
-    "prompt_fragment": (str, type(None)),
-    "tool_schemas": (list, tuple),
-    "handle_tool_call": (str,),
-    "prefetch": (str, type(None)),
-    "pre_compress": (str, type(None)),
-    "shutdown": (dict, type(None)),
-}
 
 #: Seconds each scripted call may take (``prefetch`` uses ``memory.prefetch_timeout``).
 BOUNDS = {"check_available": 5.0, "tool_schemas": 5.0, "initialize": 15.0, "prefetch": 8.0,
@@ -84,15 +74,6 @@ class HookRunner:
         if "error" in outcome:
             raise outcome["error"]
         return outcome.get("value")
-
-
-def wrong_type(hook: str, value: Any) -> str | None:
-    """Why ``value`` is not what ``hook`` must return, or ``None``."""
-    expected = RETURN_TYPES.get(hook)
-    if expected is None or isinstance(value, expected):
-        return None
-    names = " or ".join("None" if t is type(None) else t.__name__ for t in expected)
-    return f"returned {type(value).__name__}, expected {names}"
 
 
 @contextlib.contextmanager
@@ -423,6 +404,5 @@ def availability(candidate: Any, home: Path, table: dict[str, Any] | None = None
     return ("unavailable", reason) if reason else ("available", "")
 
 
-__all__ = ["BOUNDS", "FAIL", "HookRunner", "HookTimeout", "PASS", "RETURN_TYPES", "Report",
-           "SKIP", "Step", "availability", "check_provider", "looks_like_path", "no_network",
-           "wrong_type"]
+__all__ = ["BOUNDS", "FAIL", "HookRunner", "HookTimeout", "PASS", "Report", "SKIP", "Step",
+           "availability", "check_provider", "looks_like_path", "no_network"]

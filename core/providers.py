@@ -35,8 +35,9 @@ HOOK_NAMES = tuple(
     if callable(getattr(hookspecs, name)) and hasattr(getattr(hookspecs, name), "memhost_spec")
 )
 
-# What each hook must return; anything else is counted as a fault and treated as "nothing".
-_RETURNS: dict[str, tuple[type, ...]] = {
+#: What each hook must return; anything else is counted as a fault and treated as "nothing"
+#: (and fails ``memhost providers check``).
+RETURN_TYPES: dict[str, tuple[type, ...]] = {
     "check_available": (str, type(None)),
     "prompt_fragment": (str, type(None)),
     "tool_schemas": (list, tuple),
@@ -45,6 +46,15 @@ _RETURNS: dict[str, tuple[type, ...]] = {
     "pre_compress": (str, type(None)),
     "shutdown": (dict, type(None)),
 }
+
+
+def wrong_type(hook: str, value: Any) -> str | None:
+    """Why ``value`` is not what ``hook`` must return, or ``None``."""
+    expected = RETURN_TYPES.get(hook)
+    if expected is None or isinstance(value, expected):
+        return None
+    names = " or ".join("None" if t is type(None) else t.__name__ for t in expected)
+    return f"returned {type(value).__name__}, expected {names}"
 
 
 class _Failed:
@@ -183,10 +193,9 @@ class ProviderSet:
             stats.seconds += elapsed
             stats.max_seconds = max(stats.max_seconds, elapsed)
         value = results[0] if results else None
-        expected = _RETURNS.get(hook)
-        if expected is not None and not isinstance(value, expected):
-            names = " or ".join("None" if t is type(None) else t.__name__ for t in expected)
-            self._fault(provider, hook, stats, f"returned {type(value).__name__}, expected {names}")
+        problem = wrong_type(hook, value)
+        if problem is not None:
+            self._fault(provider, hook, stats, problem)
             return FAILED
         return value
 

@@ -29,7 +29,8 @@ from typing import Any
 
 import pytest
 
-from memhost.checker import HookRunner, HookTimeout, wrong_type
+from memhost.checker import HookRunner, HookTimeout
+from memhost.providers import wrong_type
 
 SESSION_ID = "contract-session"
 QUERY = "What did we decide about the deployment schedule?"
