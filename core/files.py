@@ -11,11 +11,13 @@ import contextlib
 import json
 import os
 import tempfile
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock
+from filelock import FileLock, Timeout
 
 PRIVATE_FILE = 0o600
 PRIVATE_DIR = 0o700
@@ -81,16 +83,76 @@ def read_json_or(path: Path, default: Any) -> Any:
 
 
 def lock_for(path: Path, timeout: float = 30.0) -> FileLock:
-    """The sidecar lock guarding read-modify-write of ``path`` (``<name>.lock``, mode 0600)."""
+    """A new lock on ``path``'s sidecar lock file (``<name>.lock``, mode 0600).
+
+    For read-modify-write use :func:`locked`, which reuses one lock per path in a process.
+    """
     ensure_private_dir(path.parent)
     return FileLock(str(path) + ".lock", timeout=timeout, mode=PRIVATE_FILE)
 
 
+class _PathLock:
+    """This process's lock on one lock file: a thread lock, then filelock's lock on the file.
+
+    Building a ``FileLock`` costs about as much as taking it, so each lock file gets one for the
+    life of the process. It is not thread-local: the thread lock in front of it lets one thread
+    at a time in, and the file lock keeps other processes (and other lock objects) out. Neither
+    is re-entrant, as before: a thread that takes a lock it holds waits for its timeout.
+    """
+
+    __slots__ = ("file", "thread")
+
+    def __init__(self, lock_file: str) -> None:
+        self.thread = threading.Lock()
+        self.file = FileLock(lock_file, mode=PRIVATE_FILE, thread_local=False)
+
+
+_PATH_LOCKS: dict[str, _PathLock] = {}
+_PATH_LOCKS_GUARD = threading.Lock()
+
+
+def _path_lock(lock_file: str) -> _PathLock:
+    lock = _PATH_LOCKS.get(lock_file)
+    if lock is None:
+        with _PATH_LOCKS_GUARD:
+            lock = _PATH_LOCKS.get(lock_file)
+            if lock is None:
+                lock = _PATH_LOCKS[lock_file] = _PathLock(lock_file)
+    return lock
+
+
+def _forget_path_locks() -> None:
+    # A forked child starts with its own locks: a thread lock copied while another thread of the
+    # parent held it would never be released in the child.
+    global _PATH_LOCKS_GUARD
+    _PATH_LOCKS.clear()
+    _PATH_LOCKS_GUARD = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_path_locks)
+
+
 @contextlib.contextmanager
 def locked(path: Path, timeout: float = 30.0) -> Iterator[None]:
-    lock = lock_for(path, timeout)
-    with lock:
-        # filelock creates the file with the umask applied; tighten it while we hold it.
-        with contextlib.suppress(OSError):
-            os.chmod(lock.lock_file, PRIVATE_FILE)
-        yield
+    """Hold ``path``'s lock (``<name>.lock``) for a read-modify-write; ``Timeout`` after
+    ``timeout`` seconds (a negative timeout waits for ever)."""
+    ensure_private_dir(path.parent)
+    lock_file = str(path) + ".lock"
+    lock = _path_lock(lock_file)
+    deadline = time.monotonic() + timeout
+    if not lock.thread.acquire(timeout=-1 if timeout < 0 else timeout):
+        raise Timeout(lock_file)
+    try:
+        lock.file.acquire(timeout=timeout if timeout < 0 else max(0.0, deadline - time.monotonic()))
+        try:
+            # filelock may create the file with the umask applied; tighten it while we hold it
+            # (a stat, not a chmod every time: a chmod dirties the inode on every write).
+            with contextlib.suppress(OSError):
+                if os.stat(lock_file).st_mode & 0o777 != PRIVATE_FILE:
+                    os.chmod(lock_file, PRIVATE_FILE)
+            yield
+        finally:
+            lock.file.release()
+    finally:
+        lock.thread.release()

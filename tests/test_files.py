@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import os
+import threading
+import time
 from pathlib import Path
 
+import pytest
+from filelock import FileLock, Timeout
+
 from memhost.builtin_providers.store import MemoryStore
-from memhost.files import atomic_write_text
+from memhost.files import atomic_write_text, locked
 
 
 def test_atomic_write_replaces_whole_file_private(tmp_path: Path) -> None:
@@ -33,3 +38,45 @@ def test_symlinked_memory_file_stays_a_link(tmp_path: Path) -> None:
     link = home / "memories" / "MEMORY.md"
     assert link.is_symlink(), "the write replaced the link with a plain file"
     assert real.read_text(encoding="utf-8") == "Kept in a dotfiles repo\n§\nUser works from two laptops"
+
+
+def test_locked_lets_one_thread_of_a_process_in_at_a_time(tmp_path: Path) -> None:
+    # The lock object is reused across calls and threads; it must still exclude threads.
+    counter = tmp_path / "counter"
+    counter.write_text("0")
+
+    def bump() -> None:
+        for _ in range(50):
+            with locked(counter):
+                value = int(counter.read_text())
+                time.sleep(0)  # invite a switch inside the read-modify-write
+                counter.write_text(str(value + 1))
+
+    threads = [threading.Thread(target=bump) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert counter.read_text() == "400"
+
+
+def test_locked_is_not_reentrant_and_times_out(tmp_path: Path) -> None:
+    path = tmp_path / "file"
+    with locked(path):
+        started = time.monotonic()
+        with pytest.raises(Timeout), locked(path, timeout=0.1):
+            pass
+        assert time.monotonic() - started < 5
+    with locked(path, timeout=0):  # released, and usable again at once
+        pass
+
+
+def test_locked_waits_for_a_lock_held_through_another_lock_object(tmp_path: Path) -> None:
+    path = tmp_path / "file"
+    with locked(path):
+        pass  # the reused lock object now exists
+    with FileLock(str(path) + ".lock"):
+        with pytest.raises(Timeout), locked(path, timeout=0.1):
+            pass
+    with locked(path, timeout=0):
+        pass
