@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +27,12 @@ def add_target_flag(parser: argparse.ArgumentParser, *, default: str | None = "m
     parser.add_argument("--target", choices=TARGET_CHOICES, default=default, help=help or (
         "'memory' (MEMORY.md, the agent's notes) or 'user' (USER.md, the user profile); "
         f"default: {default}"))
+
+
+def usage(parser: argparse.ArgumentParser) -> int:
+    """A command group run without an action: its help on stderr, exit code 2."""
+    parser.print_help(sys.stderr)
+    return 2
 
 
 def home(args: argparse.Namespace) -> Path:
@@ -82,3 +90,53 @@ def preview(text: str, width: int = 70) -> str:
 def entries_phrase(count: int) -> str:
     """``"1 entry"``, ``"3 entries"``."""
     return f"{count} entr{'y' if count == 1 else 'ies'}"
+
+
+@contextlib.contextmanager
+def io_errors() -> Iterator[None]:
+    """A file-system failure while saving is a clean error, not a traceback.
+
+    The store writes the archive first and replaces the memory file last, atomically, so when
+    either fails the memory file is as it was.
+    """
+    from memhost.errors import MemhostError
+
+    try:
+        yield
+    except OSError as exc:
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise MemhostError(f"could not save the change: {exc.strerror or exc}{where}. The memory "
+                           "file was not changed; `memhost doctor` checks the files.") from None
+
+
+def report(response: dict[str, Any], as_json: bool,
+           print_success: Callable[[dict[str, Any]], None]) -> int:
+    """Show a memory tool answer (JSON, ``print_success``, or :func:`print_failure`); the exit
+    code: 0 when it succeeded, else 1."""
+    ok = bool(response.get("success"))
+    if as_json:
+        print_json(response)
+    elif ok:
+        print_success(response)
+    else:
+        print_failure(response)
+    return 0 if ok else 1
+
+
+def print_failure(response: dict[str, Any]) -> None:
+    """A failed memory tool answer on stderr: the error, and what it carries to fix it."""
+    eprint(f"memhost: error: {response.get('error', 'the write failed')}")
+    matches = response.get("matches") or []
+    if matches:
+        eprint("  matching entries:")
+        for text in matches:
+            eprint(f"    - {preview(text)}")
+    entries = response.get("current_entries")
+    if entries:
+        eprint("  current entries:")
+        for index, text in enumerate(entries, 1):
+            eprint(f"    [{index}] {preview(text)}")
+    if response.get("usage"):
+        eprint(f"  usage: {response['usage']} chars")
+    if response.get("remediation"):
+        eprint(f"  to fix: {response['remediation']}")

@@ -34,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "config.toml) and each provider's settings (providers.<name>.<field>). "
                     "Secrets are prompted for, never taken on the command line, and never shown.")
     actions = parser.add_subparsers(dest="config_command", metavar="ACTION")
-    parser.set_defaults(func=lambda args: _usage(parser))
+    parser.set_defaults(func=lambda args: _common.usage(parser))
 
     show = actions.add_parser("show", help="every setting with its value and where it comes from")
     _common.add_json_flag(show)
@@ -69,11 +69,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                       help="the schema as JSON Schema (draft 2020-12)")
     form.add_argument("--ui-schema", action="store_true", help="the uiSchema for form renderers")
     schema.set_defaults(func=cmd_schema)
-
-
-def _usage(parser: argparse.ArgumentParser) -> int:
-    parser.print_help(sys.stderr)
-    return 2
 
 
 # -- keys -------------------------------------------------------------------------------------

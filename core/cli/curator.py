@@ -184,19 +184,15 @@ def _review_after(store: Any, target: str, match: str, date: str) -> dict[str, A
 
 
 def _report(response: dict[str, Any], as_json: bool) -> int:
-    from memhost.builtin_providers.store import FILENAMES
-    from memhost.cli.memory import _print_failure
+    return _common.report(response, as_json, _print_mark)
 
-    ok = bool(response.get("success"))
-    if as_json:
-        _common.print_json(response)
-    elif ok:
-        name = FILENAMES.get(response.get("target", ""), "")
-        print(f"{name}: {response.get('message', 'done.')}")
-        print(f"  {_common.preview(response.get('entry', ''))}")
-    else:
-        _print_failure(response)
-    return 0 if ok else 1
+
+def _print_mark(response: dict[str, Any]) -> None:
+    from memhost.builtin_providers.store import FILENAMES
+
+    name = FILENAMES.get(response.get("target", ""), "")
+    print(f"{name}: {response.get('message', 'done.')}")
+    print(f"  {_common.preview(response.get('entry', ''))}")
 
 
 # -- curate -----------------------------------------------------------------------------------
@@ -205,7 +201,6 @@ def _report(response: dict[str, Any], as_json: bool) -> int:
 def cmd_curate(args: argparse.Namespace) -> int:
     from memhost import curator
     from memhost.approval import ApprovalGate
-    from memhost.cli.memory import _io_errors
     from memhost.errors import MemhostError
 
     home = _common.home(args)
@@ -220,7 +215,7 @@ def cmd_curate(args: argparse.Namespace) -> int:
     merge = settings.merge if args.merge is None else args.merge
     model = _merge_model(config, home) if merge else None
     gate = ApprovalGate(store, home=home, enabled=config.memory.write_approval)
-    with _io_errors():
+    with _common.io_errors():
         report = curator.curate(store, dry_run=args.dry_run, archive_older_than=window,
                                 max_per_run=limit, gate=gate)
         if model is not None:

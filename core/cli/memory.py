@@ -23,7 +23,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Show and edit the builtin memory. Edits follow the same rules as the model's "
                     "`memory` tool; every replaced or removed entry is kept in the archive.")
     actions = parser.add_subparsers(dest="memory_command", metavar="ACTION")
-    parser.set_defaults(func=lambda args: _usage(parser))
+    parser.set_defaults(func=lambda args: _common.usage(parser))
 
     show = actions.add_parser("show", help="list the entries with their index, age and usage")
     _common.add_target_flag(show, default=None, help="only this store (default: both)")
@@ -80,11 +80,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     from memhost.cli.curator import register_actions
 
     register_actions(actions)  # stale, pin, unpin, confirm, review-after, curate
-
-
-def _usage(parser: argparse.ArgumentParser) -> int:
-    parser.print_help(sys.stderr)
-    return 2
 
 
 # -- show -------------------------------------------------------------------------------------
@@ -217,38 +212,13 @@ def cmd_write(args: argparse.Namespace) -> int:
         arguments["content"] = _read_content(args.content)
     if args.action in ("replace", "remove"):
         arguments["old_text"] = args.old_text
-    with _io_errors():
+    with _common.io_errors():
         response = tool.call(arguments)
     return _report(response, args.json)
 
 
-@contextlib.contextmanager
-def _io_errors() -> Iterator[None]:
-    """A file-system failure while saving is a clean error, not a traceback.
-
-    The store writes the archive first and replaces the memory file last, atomically, so when
-    either fails the memory file is as it was.
-    """
-    from memhost.errors import MemhostError
-
-    try:
-        yield
-    except OSError as exc:
-        where = f" ({exc.filename})" if exc.filename else ""
-        raise MemhostError(f"could not save the change: {exc.strerror or exc}{where}. The memory "
-                           "file was not changed; `memhost doctor` checks the files.") from None
-
-
 def _report(response: dict[str, Any], as_json: bool, lead: str = "") -> int:
-    ok = bool(response.get("success"))
-    if as_json:
-        _common.print_json(response)
-        return 0 if ok else 1
-    if ok:
-        _print_success(response, lead)
-        return 0
-    _print_failure(response)
-    return 1
+    return _common.report(response, as_json, lambda answer: _print_success(answer, lead))
 
 
 def _print_success(response: dict[str, Any], lead: str) -> None:
@@ -264,24 +234,6 @@ def _print_success(response: dict[str, Any], lead: str) -> None:
         print(f"  archived: {_common.preview(text)}")
     if previous:
         print("  (see `memhost memory history`; `memhost memory restore ID` brings one back)")
-
-
-def _print_failure(response: dict[str, Any]) -> None:
-    _common.eprint(f"memhost: error: {response.get('error', 'the write failed')}")
-    matches = response.get("matches") or []
-    if matches:
-        _common.eprint("  matching entries:")
-        for text in matches:
-            _common.eprint(f"    - {_common.preview(text)}")
-    entries = response.get("current_entries")
-    if entries:
-        _common.eprint("  current entries:")
-        for index, text in enumerate(entries, 1):
-            _common.eprint(f"    [{index}] {_common.preview(text)}")
-    if response.get("usage"):
-        _common.eprint(f"  usage: {response['usage']} chars")
-    if response.get("remediation"):
-        _common.eprint(f"  to fix: {response['remediation']}")
 
 
 # -- history / restore ------------------------------------------------------------------------
@@ -338,7 +290,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
             "error": f"Entry {args.archive_id} belongs to {FILENAMES[record.target]}, which is "
                      f"disabled ({reason}). Enable it under [memory] in config.toml first."}
     else:
-        with _io_errors():
+        with _common.io_errors():
             response = store.restore(args.archive_id).response
     return _report(response, args.json, lead=f"restored {args.archive_id} to " if
                    response.get("success") else "")
@@ -390,7 +342,7 @@ def cmd_approve(args: argparse.Namespace) -> int:
     results = []
     shutdown: dict[str, Any] | None = None
     with _mirroring_store(home) as (store, finish):
-        with _io_errors():
+        with _common.io_errors():
             for pending_id in ids:
                 results.append(approve(store, pending_id, home=home))
         shutdown = finish()
@@ -407,7 +359,7 @@ def cmd_approve(args: argparse.Namespace) -> int:
         if response.get("success"):
             _print_success(response, lead=f"approved {response['pending_id']}: ")
         else:
-            _print_failure(response)
+            _common.print_failure(response)
     if shutdown is not None and shutdown["status"] != "drained":
         _common.eprint(
             f"memhost: warning: mirroring the approved writes to the memory provider ended "
@@ -464,5 +416,5 @@ def cmd_reject(args: argparse.Namespace) -> int:
         if response.get("success"):
             print(f"rejected {response['pending_id']}: {response['summary']}")
         else:
-            _print_failure(response)
+            _common.print_failure(response)
     return 1 if failed else 0
