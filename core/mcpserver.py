@@ -22,7 +22,6 @@ import json
 import logging
 import secrets
 import signal
-import socket
 import sys
 import time
 from collections.abc import Callable
@@ -39,7 +38,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
-from memhost import __version__
+from memhost import __version__, loopback
 from memhost.errors import MemhostError
 from memhost.manager import MemoryManager
 
@@ -48,7 +47,7 @@ log = logging.getLogger("memhost.mcp")
 RECALL_TOOL = "recall"
 SNAPSHOT_URI = "memhost://memory/snapshot"
 SNAPSHOT_PROMPT = "memory-snapshot"
-HTTP_HOST = "127.0.0.1"
+HTTP_HOST = loopback.HOST
 HTTP_PATH = "/mcp"
 TOKEN_ENV = "MEMHOST_MCP_TOKEN"
 MIN_TOKEN_LENGTH = 16
@@ -399,17 +398,9 @@ def http_token(env: dict[str, str]) -> str:
 def serve_http(home: Path, port: int, token: str) -> int:
     import uvicorn
 
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        listener.bind((HTTP_HOST, port))
-        # Listening now, not when uvicorn is up: a client that read the banner below may
-        # connect at once, and waits in the backlog instead of being refused.
-        listener.listen(128)
-    except OSError as exc:
-        listener.close()
-        raise MemhostError(f"cannot listen on {HTTP_HOST}:{port} ({exc.strerror or exc}); pick "
-                           "another --port, or 0 for any free one") from None
+    # Listening now, not when uvicorn is up: a client that read the banner below may connect at
+    # once, and waits in the backlog instead of being refused.
+    listener = loopback.listen(port)
     port = listener.getsockname()[1]
     url = f"http://{HTTP_HOST}:{port}{HTTP_PATH}"
     server = MemoryMcpServer(home, per_connection=True)

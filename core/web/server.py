@@ -1,9 +1,10 @@
 """Running the settings application: a loopback socket, a fresh token, uvicorn.
 
 The socket is bound to 127.0.0.1 (never another interface) and listening before the URL is
-printed, so a client that reads the URL can connect at once; with port 0 the system picks a free
-port and the printed URL has the real one. uvicorn's access log is off (it would print the query
-string, where the token travels once); :mod:`memhost.web.security` logs method, path and status.
+printed (:mod:`memhost.loopback`), so a client that reads the URL can connect at once; with port 0
+the system picks a free port and the printed URL has the real one. uvicorn's access log is off (it
+would print the query string, where the token travels once); :mod:`memhost.web.security` logs
+method, path and status.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ import webbrowser
 from pathlib import Path
 from typing import TextIO
 
+from memhost import loopback
 from memhost.errors import MemhostError
 
-HOST = "127.0.0.1"
+HOST = loopback.HOST
 DEFAULT_PORT = 8765
 
 LOG_CONFIG = {
@@ -38,17 +40,7 @@ LOG_CONFIG = {
 
 def bind(port: int) -> socket.socket:
     """A listening TCP socket on 127.0.0.1:``port`` (0: any free port)."""
-    if not 0 <= port <= 65535:
-        raise MemhostError(f"--port {port} is not a port number (0-65535; 0 picks a free one)")
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((HOST, port))
-        sock.listen(128)
-    except OSError as exc:
-        sock.close()
-        raise MemhostError(f"cannot listen on {HOST}:{port}: {exc.strerror or exc}; choose another "
-                           "port with --port N, or --port 0 for any free port") from None
+    sock = loopback.listen(port)
     sock.set_inheritable(True)
     return sock
 
