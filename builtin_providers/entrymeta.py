@@ -5,6 +5,11 @@ adds what the format has no room for: when an entry was created, updated and las
 where it came from, and curation marks (pinned, review-after). Entries are keyed by a hash of
 their text, so a hand edit simply leaves an entry without metadata, and losing the sidecar loses
 ages, never entries. It is written atomically but without fsync: it is cheap to lose.
+
+Every write reads the sidecar and most rewrite it, so this process keeps the last text it read
+or wrote of each sidecar with its parsed records: when the file holds the same bytes again (read
+under the caller's lock, and compared whole) they are not parsed a second time, and a save
+that would write the bytes already there writes nothing.
 """
 
 from __future__ import annotations
@@ -12,10 +17,11 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from memhost.files import atomic_write_bytes, read_json_or
+from memhost.files import atomic_write_bytes
 
 #: ``created``/``updated``/``confirmed`` are Unix times; ``origin`` and ``session`` are the last
 #: write's; ``confirmed_by`` says who confirmed (``cli``, ``background_review``...);
@@ -28,7 +34,10 @@ FIELDS = ("created", "updated", "confirmed", "confirmed_by", "origin", "session"
           "pinned")
 
 
+@lru_cache(maxsize=4096)
 def entry_key(text: str) -> str:
+    # Cached: a write looks up every entry of its file (drift guard, metadata carried over, the
+    # records kept), and nearly all of them are the entries of the previous write.
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
@@ -36,18 +45,59 @@ def meta_path(store_path: Path) -> Path:
     return store_path.with_name(store_path.name + ".meta.json")
 
 
+#: Per sidecar path: the bytes last read or written, and the records they hold.
+_SEEN: dict[Path, tuple[bytes, dict[str, dict[str, Any]]]] = {}
+_SEEN_PATHS = 64
+
+
+def _remember(path: Path, data: bytes, records: dict[str, dict[str, Any]]) -> None:
+    if len(_SEEN) >= _SEEN_PATHS and path not in _SEEN:
+        _SEEN.clear()
+    _SEEN[path] = (data, records)
+
+
+def _records(data: bytes) -> dict[str, dict[str, Any]]:
+    try:
+        parsed = json.loads(data.decode("utf-8"))
+    except ValueError:  # not JSON, or not UTF-8: the metadata is lost, never the entries
+        return {}
+    entries = parsed.get("entries") if isinstance(parsed, dict) else None
+    if not isinstance(entries, dict):
+        return {}
+    return {k: v for k, v in entries.items() if isinstance(v, dict)}
+
+
 def load(store_path: Path) -> dict[str, dict[str, Any]]:
-    data = read_json_or(meta_path(store_path), {})
-    entries = data.get("entries") if isinstance(data, dict) else None
-    return {k: v for k, v in (entries or {}).items() if isinstance(v, dict)}
+    """The records of the sidecar as it is on disk now (``{}`` when missing or unreadable);
+    the caller may change what it gets."""
+    path = meta_path(store_path)
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return {}
+    seen = _SEEN.get(path)
+    if seen is not None and seen[0] == data:
+        records = seen[1]
+    else:
+        records = _records(data)
+        _remember(path, data, records)
+    return {k: dict(v) for k, v in records.items()}
 
 
 def save(store_path: Path, entries: list[str], meta: dict[str, dict[str, Any]]) -> None:
     """Keep only the metadata of entries still in the file."""
     keep = {entry_key(e) for e in entries}
-    payload = {"version": 1, "entries": {k: v for k, v in meta.items() if k in keep}}
-    data = json.dumps(payload, ensure_ascii=False, sort_keys=True).encode("utf-8")
-    atomic_write_bytes(meta_path(store_path), data, durable=False)
+    kept = {k: v for k, v in meta.items() if k in keep}
+    data = json.dumps({"version": 1, "entries": kept}, ensure_ascii=False, sort_keys=True,
+                      separators=(",", ":")).encode("utf-8")
+    path = meta_path(store_path)
+    try:
+        unchanged = path.read_bytes() == data
+    except OSError:
+        unchanged = False
+    if not unchanged:
+        atomic_write_bytes(path, data, durable=False)
+    _remember(path, data, {k: dict(v) for k, v in kept.items()})
 
 
 def for_entry(meta: dict[str, dict[str, Any]], text: str) -> dict[str, Any]:
