@@ -20,6 +20,20 @@ from memhost import MemoryManager, RetryableError, hookimpl
 from providers_for_tests import Recorder, WedgedSync
 
 
+def session(home: Path, provider: Any, name: str, session_id: str,
+            **overrides: Any) -> MemoryManager:
+    """A manager on ``home`` with ``provider`` registered as ``name``, in session ``session_id``."""
+    manager = MemoryManager.from_home(home, **overrides)
+    manager.register_provider(provider, name=name)
+    manager.start_session(session_id)
+    return manager
+
+
+def synced(provider: Recorder) -> list[str]:
+    """The user messages of the turns ``provider`` was given, in order."""
+    return [s["user_content"] for s in provider.of("sync_turn")]
+
+
 def turn(manager: MemoryManager, n: int) -> None:
     manager.begin_turn(f"question number {n}")
     manager.finish_turn(f"question number {n}", f"answer number {n}")
@@ -39,10 +53,8 @@ def test_clean_shutdown_drains_then_shuts_down_in_reverse_once(home: Path) -> No
             order.append("external")
             super().shutdown()
 
-    manager = MemoryManager.from_home(home)
     rec = Ordered()
-    manager.register_provider(rec, name="rec")
-    manager.start_session("s")
+    manager = session(home, rec, "rec", "s")
     for n in range(3):
         turn(manager, n)
     report = manager.shutdown(timeout=5)
@@ -60,10 +72,8 @@ def test_clean_shutdown_drains_then_shuts_down_in_reverse_once(home: Path) -> No
 
 def test_late_work_after_shutdown_is_refused_with_a_warning(home: Path,
                                                             caplog: pytest.LogCaptureFixture) -> None:
-    manager = MemoryManager.from_home(home)
     rec = Recorder()
-    manager.register_provider(rec, name="rec")
-    manager.start_session("s")
+    manager = session(home, rec, "rec", "s")
     manager.shutdown(timeout=2)
     before = len(rec.calls)
     with caplog.at_level(logging.WARNING):
@@ -88,9 +98,7 @@ def test_provider_reported_loss_is_completed_with_loss(home: Path) -> None:
         def shutdown(self) -> dict[str, int]:
             return {"abandoned_writes": 2, "abandoned_prefetches": 1}
 
-    manager = MemoryManager.from_home(home)
-    manager.register_provider(Lossy(), name="lossy")
-    manager.start_session("s")
+    manager = session(home, Lossy(), "lossy", "s")
     report = manager.shutdown(timeout=2)
     assert report.status == "completed_with_loss"
     assert report.provider_reports == {"lossy": {"abandoned_writes": 2, "abandoned_prefetches": 1}}
@@ -104,9 +112,7 @@ def test_hanging_provider_shutdown_is_bounded(home: Path) -> None:
         def shutdown(self) -> None:
             release.wait()
 
-    manager = MemoryManager.from_home(home)
-    manager.register_provider(SlowShutdown(), name="slow")
-    manager.start_session("s")
+    manager = session(home, SlowShutdown(), "slow", "s")
     started = time.monotonic()
     try:
         report = manager.shutdown(timeout=0.3)
@@ -119,9 +125,7 @@ def test_hanging_provider_shutdown_is_bounded(home: Path) -> None:
 
 def test_wedged_provider_shutdown_is_bounded_and_replayed_once(home: Path) -> None:
     wedged = WedgedSync()
-    first = MemoryManager.from_home(home)
-    first.register_provider(wedged, name="store")
-    first.start_session("s1")
+    first = session(home, wedged, "store", "s1")
     try:
         for n in (1, 2, 3):
             turn(first, n)
@@ -140,12 +144,10 @@ def test_wedged_provider_shutdown_is_bounded_and_replayed_once(home: Path) -> No
 
         # the next manager, with a fresh instance of the same provider, replays the outbox
         fresh = Recorder()
-        second = MemoryManager.from_home(home)
-        second.register_provider(fresh, name="store")
-        second.start_session("s2")
+        second = session(home, fresh, "store", "s2")
         turn(second, 4)
         assert second.flush(5)
-        assert [s["user_content"] for s in fresh.of("sync_turn")] == [
+        assert synced(fresh) == [
             "question number 1", "question number 2", "question number 3", "question number 4"]
         assert [s["session_id"] for s in fresh.of("sync_turn")] == ["s1", "s1", "s1", "s2"]
         assert second.shutdown(timeout=2).status == "drained"
@@ -153,9 +155,7 @@ def test_wedged_provider_shutdown_is_bounded_and_replayed_once(home: Path) -> No
 
         # nothing is delivered twice: a third manager finds nothing left
         third_rec = Recorder()
-        third = MemoryManager.from_home(home)
-        third.register_provider(third_rec, name="store")
-        third.start_session("s3")
+        third = session(home, third_rec, "store", "s3")
         assert third.flush(5)
         assert third_rec.of("sync_turn") == []
         third.shutdown(timeout=2)
@@ -165,9 +165,7 @@ def test_wedged_provider_shutdown_is_bounded_and_replayed_once(home: Path) -> No
 
 def test_replay_waits_for_initialize(home: Path) -> None:
     wedged = WedgedSync()
-    first = MemoryManager.from_home(home)
-    first.register_provider(wedged, name="db")
-    first.start_session("s1")
+    first = session(home, wedged, "db", "s1")
     try:
         turn(first, 1)
         turn(first, 2)
@@ -201,8 +199,7 @@ def test_replay_waits_for_initialize(home: Path) -> None:
     assert fresh.of("sync_turn") == []  # nothing replayed before the session starts
     second.start_session("s2")
     assert second.flush(5)
-    assert [s["user_content"] for s in fresh.of("sync_turn")] == ["question number 1",
-                                                                  "question number 2"]
+    assert synced(fresh) == ["question number 1", "question number 2"]
     assert fresh.hooks().index("initialize") < fresh.hooks().index("sync_turn")
     assert second.status()["providers"][1]["errors"] == 0
     second.shutdown(timeout=2)
@@ -214,9 +211,7 @@ def test_write_parked_in_retry_is_kept_and_replayed(home: Path) -> None:
         def sync_turn(self) -> None:
             raise RetryableError("database is locked")
 
-    first = MemoryManager.from_home(home)
-    first.register_provider(AlwaysLocked(), name="db")
-    first.start_session("s1")
+    first = session(home, AlwaysLocked(), "db", "s1")
     turn(first, 1)
     deadline = time.monotonic() + 5
     while not first.status()["background"]["retrying"] and time.monotonic() < deadline:
@@ -227,26 +222,20 @@ def test_write_parked_in_retry_is_kept_and_replayed(home: Path) -> None:
     assert report.status == "completed_with_loss"
 
     fresh = Recorder()
-    second = MemoryManager.from_home(home)
-    second.register_provider(fresh, name="db")
-    second.start_session("s2")
+    second = session(home, fresh, "db", "s2")
     assert second.flush(5)
-    assert [s["user_content"] for s in fresh.of("sync_turn")] == ["question number 1"]
+    assert synced(fresh) == ["question number 1"]
     second.shutdown(timeout=2)
 
 
 def test_outbox_of_a_live_manager_is_not_replayed_elsewhere(home: Path) -> None:
     wedged = WedgedSync()
-    first = MemoryManager.from_home(home)
-    first.register_provider(wedged, name="shared")
-    first.start_session("s1")
+    first = session(home, wedged, "shared", "s1")
     try:
         turn(first, 1)
         assert wedged.entered.wait(5)
         other = Recorder()
-        second = MemoryManager.from_home(home)
-        second.register_provider(other, name="shared")
-        second.start_session("s2")
+        second = session(home, other, "shared", "s2")
         assert second.flush(2)
         assert other.of("sync_turn") == []  # first is alive and still owns its journal
         report = second.shutdown(timeout=2)
@@ -255,7 +244,7 @@ def test_outbox_of_a_live_manager_is_not_replayed_elsewhere(home: Path) -> None:
     finally:
         wedged.release.set()
     assert first.shutdown(timeout=5).status == "drained"
-    assert [s["user_content"] for s in wedged.of("sync_turn")] == ["question number 1"]
+    assert synced(wedged) == ["question number 1"]
     assert journals(home, "shared") == []
 
 
@@ -303,21 +292,15 @@ def test_writes_of_a_killed_process_are_replayed_once(home: Path) -> None:
     assert len(journals(home, "blocker")) == 1
 
     fresh = Recorder()
-    manager = MemoryManager.from_home(home)
-    manager.register_provider(fresh, name="blocker")
-    manager.start_session("after-crash")
+    manager = session(home, fresh, "blocker", "after-crash")
     assert manager.flush(5)
-    syncs = fresh.of("sync_turn")
-    assert [s["user_content"] for s in syncs] == ["child question 1", "child question 2",
-                                                  "child question 3"]
-    assert {s["session_id"] for s in syncs} == {"child-session"}
+    assert synced(fresh) == ["child question 1", "child question 2", "child question 3"]
+    assert {s["session_id"] for s in fresh.of("sync_turn")} == {"child-session"}
     assert manager.shutdown(timeout=2).status == "drained"
     assert journals(home, "blocker") == []
 
     again = Recorder()
-    later = MemoryManager.from_home(home)
-    later.register_provider(again, name="blocker")
-    later.start_session("later")
+    later = session(home, again, "blocker", "later")
     assert later.flush(5)
     assert again.of("sync_turn") == []
     later.shutdown(timeout=2)
@@ -325,9 +308,7 @@ def test_writes_of_a_killed_process_are_replayed_once(home: Path) -> None:
 
 def test_shutdown_default_bound_comes_from_config(home: Path) -> None:
     wedged = WedgedSync()
-    manager = MemoryManager.from_home(home, shutdown_timeout=0.2)
-    manager.register_provider(wedged, name="w")
-    manager.start_session("s")
+    manager = session(home, wedged, "w", "s", shutdown_timeout=0.2)
     try:
         turn(manager, 1)
         assert wedged.entered.wait(5)
