@@ -29,6 +29,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import logging
+import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -622,18 +623,43 @@ def load_history(folder: Path) -> list[dict[str, Any]]:
     return [s for s in samples or [] if isinstance(s, dict) and isinstance(s.get("day"), str)]
 
 
+#: Per (folder, target): the day this process last saw that target's sample in the history,
+#: and the history file's identity then. A later write that day costs a stat, not a read.
+_SAMPLED: dict[tuple[Path, str], tuple[str, tuple[int, ...]]] = {}
+
+
+def _sampled(key: tuple[Path, str], day: str, identity: tuple[int, ...]) -> None:
+    if len(_SAMPLED) >= 256 and key not in _SAMPLED:
+        _SAMPLED.clear()
+    _SAMPLED[key] = (day, identity)
+
+
+def _identity(path: Path) -> tuple[int, ...] | None:
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns)
+
+
 def record_usage(folder: Path, target: str, used: int, limit: int, when: float) -> None:
     """Note ``target``'s fullness after a write: one sample a day, set by the store's first
-    write of the day (later writes that day cost one small read), at most
-    :data:`HISTORY_DAYS` days kept."""
+    write of the day, at most :data:`HISTORY_DAYS` days kept. Later writes that day cost one
+    stat of the history file in a process that saw the sample (one small read otherwise)."""
     day = _day(when)
+    path = history_path(folder)
+    key = (folder, target)
+    identity = _identity(path)
+    if identity is not None and _SAMPLED.get(key) == (day, identity):
+        return
 
     def noted(samples: list[dict[str, Any]]) -> bool:
         return any(s["day"] == day and target in s for s in samples)
 
     if noted(load_history(folder)):
+        if identity is not None:  # taken before the read: a change since makes it differ
+            _sampled(key, day, identity)
         return
-    path = history_path(folder)
     with locked(path, 5.0):
         samples = load_history(folder)
         if noted(samples):
@@ -647,6 +673,8 @@ def record_usage(folder: Path, target: str, used: int, limit: int, when: float) 
         payload = {"version": 1, "samples": samples[-HISTORY_DAYS:]}
         atomic_write_bytes(path, json.dumps(payload, sort_keys=True).encode("utf-8"),
                            durable=False)
+        if (written := _identity(path)) is not None:
+            _sampled(key, day, written)
 
 
 @dataclass(frozen=True)

@@ -490,6 +490,22 @@ def test_writes_keep_a_daily_usage_history_and_a_trend(store: MemoryStore, clock
     assert len(curator.load_history(store.folder)) == curator.HISTORY_DAYS
 
 
+def test_later_writes_of_the_day_do_not_reread_the_history(store: MemoryStore,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    assert store.add("memory", "first of the day").ok
+    reads: list[Path] = []
+    real = curator.load_history
+    monkeypatch.setattr(curator, "load_history", lambda folder: reads.append(folder) or real(folder))
+    for n in range(3):
+        assert store.add("memory", f"later {n}").ok
+    assert reads == []
+    # A lost history is noticed (its file is gone), and the day's sample is written again.
+    curator.history_path(store.folder).unlink()
+    assert store.add("memory", "after the history was lost").ok
+    samples = real(store.folder)
+    assert len(samples) == 1 and samples[0]["memory"][0] == len("\n§\n".join(store.entries("memory")))
+
+
 def test_durations_and_review_dates_parse() -> None:
     assert curator.parse_duration("90d") == 90 * DAY
     assert curator.parse_duration("2w") == 14 * DAY
