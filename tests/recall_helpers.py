@@ -43,6 +43,14 @@ def manager(home: Path, session: str = "session-1", **memory: Any) -> MemoryMana
     return made
 
 
+def sync_turns(provider: Any, session_id: str, *turns: tuple[str, str]) -> None:
+    """Hand ``provider`` each ``(user, reply)`` turn of ``session_id`` directly, in order, as the
+    manager's worker would (with no transcript)."""
+    for user, reply in turns:
+        provider.sync_turn(user_content=user, assistant_content=reply, session_id=session_id,
+                           messages=[])
+
+
 def turn(made: MemoryManager, user: str, reply: str) -> str:
     """One whole turn; returns the recall block the turn got."""
     context = made.begin_turn(user).context

@@ -22,7 +22,7 @@ from postgres_server import (
     require_postgres,
     terminate,
 )
-from recall_helpers import PLUGINS, configure, manager, provider_errors, search, turn
+from recall_helpers import PLUGINS, configure, manager, provider_errors, search, sync_turns, turn
 
 FOLDER = PLUGINS / "postgres"
 
@@ -283,21 +283,18 @@ def test_a_write_retried_after_it_committed_is_stored_once(provider: Any,
 
 
 def test_relevance_on_topic_off_topic_and_no_echo(provider: Any) -> None:
-    provider.sync_turn(user_content="Remember that deployments happen on Tuesdays.",
-                       assistant_content="Noted: deployments happen on Tuesdays.",
-                       session_id="s-old", messages=[])
-    provider.sync_turn(user_content="Which flour suits sourdough bread?",
-                       assistant_content="Rye flour gives a tangy sourdough.",
-                       session_id="s-old", messages=[])
+    sync_turns(provider, "s-old",
+               ("Remember that deployments happen on Tuesdays.",
+                "Noted: deployments happen on Tuesdays."),
+               ("Which flour suits sourdough bread?", "Rye flour gives a tangy sourdough."))
     text = provider.prefetch(query="What did we decide about the deployment schedule?",
                              session_id="s-now")
     assert text is not None and "Tuesdays" in text and "sourdough" not in text
     assert text.startswith("- [") and "· turn #" in text
     assert provider.prefetch(query="How do I replace a bicycle chain?", session_id="s-now") is None
     # The current session's newest turn is still in the context: never echoed back.
-    provider.sync_turn(user_content="The deployment window moved to Thursday evenings.",
-                       assistant_content="Thursday evenings, noted.", session_id="s-now",
-                       messages=[])
+    sync_turns(provider, "s-now",
+               ("The deployment window moved to Thursday evenings.", "Thursday evenings, noted."))
     mine = provider.prefetch(query="deployment window?", session_id="s-now")
     assert "Thursday" not in mine and "Tuesdays" in mine
     assert "Thursday" in provider.prefetch(query="deployment window?", session_id="elsewhere")

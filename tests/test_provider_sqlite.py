@@ -18,7 +18,7 @@ import pytest
 
 from memhost import RetryableError, discovery, recall
 from memhost.testing import ProviderContract, load_folder_provider
-from recall_helpers import PLUGINS, configure, manager, provider_errors, search, turn
+from recall_helpers import PLUGINS, configure, manager, provider_errors, search, sync_turns, turn
 
 FOLDER = PLUGINS / "sqlite"
 
@@ -243,12 +243,10 @@ def test_a_replace_of_a_note_never_seen_keeps_the_old_one_marked(provider: Any,
 
 
 def fill(provider: Any) -> None:
-    provider.sync_turn(user_content="Remember that deployments happen on Tuesdays.",
-                       assistant_content="Noted: deployments happen on Tuesdays.",
-                       session_id="s-old", messages=[])
-    provider.sync_turn(user_content="What flour works for sourdough bread?",
-                       assistant_content="Rye flour gives a tangy sourdough.",
-                       session_id="s-old", messages=[])
+    sync_turns(provider, "s-old",
+               ("Remember that deployments happen on Tuesdays.",
+                "Noted: deployments happen on Tuesdays."),
+               ("What flour works for sourdough bread?", "Rye flour gives a tangy sourdough."))
     provider.on_builtin_write(action="add", target="user", content="User prefers short answers.",
                               previous_content=None, session_id="s-old", origin="foreground")
 
@@ -271,12 +269,9 @@ def test_an_off_topic_query_recalls_nothing(provider: Any) -> None:
 
 
 def test_the_current_sessions_last_turn_is_not_echoed(provider: Any) -> None:
-    provider.sync_turn(user_content="The kiln reaches 1200 degrees.",
-                       assistant_content="That is hot enough for stoneware.",
-                       session_id="s-now", messages=[])
-    provider.sync_turn(user_content="Glaze the kiln pots with celadon.",
-                       assistant_content="Celadon glaze, noted.",
-                       session_id="s-now", messages=[])
+    sync_turns(provider, "s-now",
+               ("The kiln reaches 1200 degrees.", "That is hot enough for stoneware."),
+               ("Glaze the kiln pots with celadon.", "Celadon glaze, noted."))
     text = provider.prefetch(query="what about the kiln?", session_id="s-now")
     assert text is not None and "1200 degrees" in text and "celadon" not in text.lower()
     # Another session sees both; a compressed continuation of this one still leaves it out.
@@ -287,12 +282,10 @@ def test_the_current_sessions_last_turn_is_not_echoed(provider: Any) -> None:
 
 
 def test_results_are_best_first_ties_newest_first_and_within_budget(provider: Any) -> None:
-    for number in range(30):
-        provider.sync_turn(user_content=f"Note {number}: the heron project uses gRPC.",
-                           assistant_content="Understood, " + "detail " * 20,
-                           session_id="s-old", messages=[])
-    provider.sync_turn(user_content="The heron project moved its gRPC gateway to envoy.",
-                       assistant_content="Envoy it is.", session_id="s-old", messages=[])
+    sync_turns(provider, "s-old",
+               *[(f"Note {number}: the heron project uses gRPC.", "Understood, " + "detail " * 20)
+                 for number in range(30)],
+               ("The heron project moved its gRPC gateway to envoy.", "Envoy it is."))
     text = provider.prefetch(query="heron project gRPC envoy", session_id="s-now")
     lines = text.splitlines()
     assert "envoy" in lines[0].lower()
