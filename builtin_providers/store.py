@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -554,6 +555,12 @@ def _sweep_temp_files(path: Path) -> None:
     Called under ``path``'s lock, and every temp file for ``path`` is written under that lock,
     so none of them can belong to a live writer; without this they pile up after each crash.
     """
-    for stale in path.parent.glob(f".{path.name}.*.tmp"):
-        with contextlib.suppress(OSError):
-            stale.unlink()
+    prefix = f".{path.name}."
+    try:
+        names = os.listdir(path.parent)  # cheaper than Path.glob, which compiles a pattern
+    except OSError:
+        return
+    for name in names:
+        if name.startswith(prefix) and name.endswith(".tmp") and len(name) >= len(prefix) + 4:
+            with contextlib.suppress(OSError):
+                os.unlink(path.parent / name)
