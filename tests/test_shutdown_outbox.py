@@ -34,6 +34,17 @@ def synced(provider: Recorder) -> list[str]:
     return [s["user_content"] for s in provider.of("sync_turn")]
 
 
+def replayed(home: Path, name: str, session_id: str) -> list[str]:
+    """The turns a new manager on ``home`` hands a fresh provider named ``name`` from the
+    outbox."""
+    fresh = Recorder()
+    manager = session(home, fresh, name, session_id)
+    assert manager.flush(5)
+    found = synced(fresh)
+    manager.shutdown(timeout=2)
+    return found
+
+
 def turn(manager: MemoryManager, n: int) -> None:
     manager.begin_turn(f"question number {n}")
     manager.finish_turn(f"question number {n}", f"answer number {n}")
@@ -154,11 +165,7 @@ def test_wedged_provider_shutdown_is_bounded_and_replayed_once(home: Path) -> No
         assert journals(home, "store") == []
 
         # nothing is delivered twice: a third manager finds nothing left
-        third_rec = Recorder()
-        third = session(home, third_rec, "store", "s3")
-        assert third.flush(5)
-        assert third_rec.of("sync_turn") == []
-        third.shutdown(timeout=2)
+        assert replayed(home, "store", "s3") == []
     finally:
         wedged.release.set()
 
@@ -221,11 +228,7 @@ def test_write_parked_in_retry_is_kept_and_replayed(home: Path) -> None:
     assert report.kept_in_outbox == 1
     assert report.status == "completed_with_loss"
 
-    fresh = Recorder()
-    second = session(home, fresh, "db", "s2")
-    assert second.flush(5)
-    assert synced(fresh) == ["question number 1"]
-    second.shutdown(timeout=2)
+    assert replayed(home, "db", "s2") == ["question number 1"]
 
 
 def test_outbox_of_a_live_manager_is_not_replayed_elsewhere(home: Path) -> None:
@@ -299,11 +302,7 @@ def test_writes_of_a_killed_process_are_replayed_once(home: Path) -> None:
     assert manager.shutdown(timeout=2).status == "drained"
     assert journals(home, "blocker") == []
 
-    again = Recorder()
-    later = session(home, again, "blocker", "later")
-    assert later.flush(5)
-    assert again.of("sync_turn") == []
-    later.shutdown(timeout=2)
+    assert replayed(home, "blocker", "later") == []
 
 
 def test_shutdown_default_bound_comes_from_config(home: Path) -> None:
