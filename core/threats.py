@@ -8,15 +8,23 @@ refusal can say exactly which rule fired.
 Order: invisible and bidi characters are checked on the raw text (NFKC would fold some away),
 then the text is NFKC-normalised (folding full-width look-alikes) and matched case-insensitively.
 Filler between keywords is bounded to a few words so no pattern can backtrack badly.
+
+Most text holds none of the keywords a pattern needs, so each pattern lists the literals any of
+its matches must contain (:data:`_LITERALS`) and is not run when they are absent: same findings,
+a fraction of the cost. :func:`version` names the scanner's behaviour, so a verdict saved
+under one version is never trusted by another.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
+import sys
 import unicodedata
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 
+from memhost.redact import _LITERALS as _SECRET_LITERALS
 from memhost.redact import SECRET_PATTERNS
 
 MAX_SCAN_CHARS = 65_536
@@ -127,6 +135,62 @@ class Finding:
                 "persistence steps. Rephrase it as a plain fact.")
 
 
+#: For each pattern, literals every one of its matches contains: a match holds at least one
+#: literal of each group. Lower case (the patterns ignore case) and taken from the pattern's own
+#: fixed text. Keep this in step with :data:`_PATTERNS` when a pattern changes; a pattern
+#: without an entry always runs. tests/test_threats.py checks every entry against text
+#: generated from its pattern and against the scan without literals.
+_LITERALS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "prompt_injection": (("ignore", "disregard", "forget", "override"),
+                         ("previous", "prior", "above", "earlier", "all", "any", "your"),
+                         ("instruction", "rules", "prompt", "directions", "guidelines")),
+    "sys_prompt_override": (("system",), ("prompt",)),
+    "disregard_rules": (("follow", "obey"), ("rules", "instructions", "guidelines", "policies")),
+    "bypass_restrictions": (("bypass", "circumvent", "disable", "evade"),
+                            ("restrictions", "safety", "safeguards", "guardrails", "filters")),
+    "html_comment_injection": (("<!--",),
+                               ("ignore", "override", "system", "secret", "hidden", "instruction")),
+    "hidden_div": (("display", "visibility"), ("none", "hidden")),
+    "translate_execute": (("translate",), ("execute", "run", "eval")),
+    "deception_hide": (("tell", "inform", "show", "mention", "reveal"), ("user",)),
+    "exfil_curl": (("curl",), ("$",), ("key", "token", "secret", "password", "credential")),
+    "exfil_wget": (("wget",), ("$",), ("key", "token", "secret", "password", "credential")),
+    "read_secrets": (("cat", "less", "head", "tail", "more", "type"),
+                     (".env", "credentials", ".netrc", ".pgpass", ".npmrc", ".pypirc")),
+    "role_hijack": (("you",), ("are",), ("now",)),
+    "role_pretend": (("pretend", "act"), ("to", "you")),
+    "identity_override": (("yourself",), ("call", "name")),
+    "leak_system_prompt": (("reveal", "print", "show", "output", "repeat", "leak"),
+                           ("prompt", "instructions")),
+    "remove_filters": (("remove", "turn", "drop", "disable"), ("filter", "moderation")),
+    "fake_update": (("important", "urgent", "critical"), ("system",), (":",)),
+    "forced_action": (("must",), ("register", "connect", "report", "beacon", "phone")),
+    "c2_beacon": (("beacon", "heartbeat", "check"), ("c2", "c&c", "command")),
+    "known_c2_framework": (("cobalt", "sliver", "havoc", "mythic", "metasploit", "meterpreter"),),
+    "anti_forensic": (("history", "histfile", "shred", "/var/log", "wipe"),),
+    "send_to_url": (("send", "post", "upload", "transmit", "forward", "exfiltrate"),
+                    ("http",), ("://",)),
+    "context_exfil": (("include", "output", "print", "share", "send", "dump", "copy"),
+                      ("conversation", "chat", "previous", "context")),
+    "ssh_backdoor": (("authorized_keys",),),
+    "ssh_access": (("/.ssh",),),
+    "memhost_secrets": (("/.env",), ("memhost",)),
+    "agent_config_mod": (("update", "modify", "edit", "write", "change", "append", "add",
+                          "overwrite"),
+                         ("agents.md", "claude.md", ".cursorrules", ".clinerules",
+                          ".github/copilot-instructions.md")),
+    "memhost_config_mod": (("update", "modify", "edit", "write", "change", "append", "add",
+                            "overwrite"),
+                           ("memhost/config.toml", "memories/")),
+    "hardcoded_secret": (("api", "token", "secret", "password", "passwd"), (":", "="),
+                         ("\"", "'")),
+}
+
+# The only characters re.IGNORECASE matches with an ASCII letter besides the ASCII letters
+# themselves (İ, ı, ſ and the Kelvin sign; checked over every code point). Their lower() is not
+# that letter, so text holding one runs every pattern.
+_FOLDS_TO_ASCII = ("\u0130", "\u0131", "\u017f", "\u212a")
+
 @lru_cache(maxsize=len(SCOPES))
 def _compiled(scope: str) -> tuple[tuple[str, str, re.Pattern[str]], ...]:
     allowed = SCOPES[: SCOPES.index(scope) + 1]
@@ -134,9 +198,74 @@ def _compiled(scope: str) -> tuple[tuple[str, str, re.Pattern[str]], ...]:
                  for pid, s, rx in _PATTERNS if s in allowed)
 
 
+class _Gates:
+    """A scope's patterns with their literal groups, and a finder for the literals present."""
+
+    def __init__(self, scope: str) -> None:
+        self.patterns = tuple((pid, s, rx, tuple(frozenset(g) for g in _LITERALS[pid])
+                               if pid in _LITERALS else None) for pid, s, rx in _compiled(scope))
+        literals = sorted({lit for *_, groups in self.patterns for g in groups or () for lit in g})
+        # One pass of one regex finds, at every position, the longest literal starting there (a
+        # trie, greedy); every other literal starting there is a prefix of it, hence in its
+        # closure: the literals inside it.
+        self._finder = re.compile(f"(?=({_trie(literals)}))")
+        self._closure = {m: frozenset(lit for lit in literals if lit in m) for m in literals}
+
+    def present(self, lowered: str) -> set[str]:
+        found: set[str] = set()
+        for match in self._finder.findall(lowered):
+            found |= self._closure[match]
+        return found
+
+
+def _trie(words: list[str]) -> str:
+    """A regex matching any of ``words``, the longest where several start at one place."""
+    root: dict[str, dict] = {}
+    for word in words:
+        node = root
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def emit(node: dict[str, dict]) -> str:
+        branches = [re.escape(ch) + emit(child) for ch, child in sorted(node.items()) if ch]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 and "" not in node else f"(?:{'|'.join(branches)})"
+        return body + ("?" if "" in node else "")
+
+    return emit(root)
+
+
+@lru_cache(maxsize=len(SCOPES))
+def _gated(scope: str) -> _Gates:
+    return _Gates(scope)
+
+
+# The secret shapes the scan reports (see _LOOSE_SECRET_SHAPES), with redaction's literals for
+# them: a case-sensitive pattern's literals are looked up in the text, an IGNORECASE one's in
+# its lower case.
+_SECRET_GATES = tuple(
+    (rx, _SECRET_LITERALS.get(name), bool(rx.flags & re.IGNORECASE))
+    for name, rx in SECRET_PATTERNS if name not in _LOOSE_SECRET_SHAPES)
+_SECRET_CASED = tuple(lit for _, lits, folded in _SECRET_GATES if lits and not folded for lit in lits)
+_SECRET_FOLDED = tuple(lit for _, lits, folded in _SECRET_GATES if lits and folded for lit in lits)
+_SECRET_ALL_GATED = all(lits is not None for _, lits, _ in _SECRET_GATES)
+
+
 def pattern_ids(scope: str = "strict") -> list[str]:
     ids = [pid for pid, _, _ in _compiled(scope)]
     return ids + ["secret_token"] if scope == "strict" else ids
+
+
+def _folded(text: str) -> str | None:
+    """``text.lower()``, or ``None`` when it holds a letter that lower() and re disagree on."""
+    if text.isascii():
+        return text.lower()
+    for ch in _FOLDS_TO_ASCII:
+        if ch in text:
+            return None
+    return text.lower()
 
 
 def scan(text: str, scope: str = "strict") -> list[Finding]:
@@ -144,16 +273,61 @@ def scan(text: str, scope: str = "strict") -> list[Finding]:
     if scope not in SCOPES:
         raise ValueError(f"unknown scan scope {scope!r}; use one of {', '.join(SCOPES)}")
     head = text[:MAX_SCAN_CHARS]
-    findings = [Finding(f"invisible_unicode_U+{ord(ch):04X}", "all")
-                for ch in sorted(set(head) & INVISIBLE_CHARS)]
-    normal = unicodedata.normalize("NFKC", head)
-    findings += [Finding(pid, s) for pid, s, rx in _compiled(scope) if rx.search(normal)]
-    if scope == "strict" and any(rx.search(head) for name, rx in SECRET_PATTERNS
-                                 if name not in _LOOSE_SECRET_SHAPES):
+    if head.isascii():  # no invisible character is ASCII, and NFKC leaves ASCII as it is
+        findings: list[Finding] = []
+        normal = head
+    else:
+        findings = [Finding(f"invisible_unicode_U+{ord(ch):04X}", "all")
+                    for ch in sorted(set(head) & INVISIBLE_CHARS)]
+        normal = unicodedata.normalize("NFKC", head)
+    gates = _gated(scope)
+    lowered = _folded(normal)
+    present = None if lowered is None else gates.present(lowered)
+    for pid, s, rx, groups in gates.patterns:
+        if present is not None and groups is not None:
+            for group in groups:
+                if group.isdisjoint(present):
+                    break
+            else:
+                if rx.search(normal):
+                    findings.append(Finding(pid, s))
+        elif rx.search(normal):
+            findings.append(Finding(pid, s))
+    if scope == "strict" and _holds_secret(head, lowered if normal is head else _folded(head)):
         findings.append(Finding("secret_token", "strict"))
     return findings
+
+
+def _holds_secret(head: str, lowered: str | None) -> bool:
+    """Whether ``head`` holds a key shape; ``lowered`` is ``_folded(head)``."""
+    if _SECRET_ALL_GATED and lowered is not None and not any(
+            lit in head for lit in _SECRET_CASED) and not any(
+            lit in lowered for lit in _SECRET_FOLDED):
+        return False  # the common case: not one literal of any shape is present
+    for rx, literals, folded in _SECRET_GATES:
+        if literals is not None:
+            haystack = lowered if folded else head
+            if haystack is not None and not any(lit in haystack for lit in literals):
+                continue
+        if rx.search(head):
+            return True
+    return False
 
 
 def first_finding(text: str, scope: str = "strict") -> Finding | None:
     found = scan(text, scope)
     return found[0] if found else None
+
+
+@cache
+def version() -> str:
+    """A name for what :func:`scan` finds: it changes with any pattern, flag, literal table or
+    scan limit, and with the Unicode tables and Python release behind NFKC and ``re``."""
+    parts = [
+        "scan-1", repr(_PATTERNS), repr(sorted(_LITERALS.items())),
+        repr([(name, rx.pattern, rx.flags) for name, rx in SECRET_PATTERNS]),
+        repr(sorted(_LOOSE_SECRET_SHAPES)), repr(sorted(_SECRET_LITERALS.items())),
+        repr(sorted(INVISIBLE_CHARS)), repr(_FOLDS_TO_ASCII), str(MAX_SCAN_CHARS), SCOPES[-1],
+        unicodedata.unidata_version, f"{sys.version_info[0]}.{sys.version_info[1]}",
+    ]
+    return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()[:24]
