@@ -23,12 +23,46 @@ TITLES = {"memory": "MEMORY (your personal notes)", "user": "USER PROFILE (who t
 RULE = "═" * 46
 
 
-@lru_cache(maxsize=8192)
+# Verdicts by entry text (the reasons an entry is withheld; empty when it passed): a session
+# start re-renders mostly unchanged entries, and a write has already scanned what it saved.
+# memhost.builtin_providers.verdicts keeps the passes for the next process.
+_VERDICTS: dict[str, tuple[str, ...]] = {}
+_VERDICTS_KEPT = 8192
+
+
+def _keep(text: str, reasons: tuple[str, ...]) -> None:
+    if len(_VERDICTS) >= _VERDICTS_KEPT:
+        _VERDICTS.clear()
+    _VERDICTS[text] = reasons
+
+
 def _block_reason(text: str) -> tuple[str, ...]:
-    # Cached by entry content: a session start re-renders mostly unchanged entries.
-    if len(text) > threats.MAX_SCAN_CHARS:
-        return ("too_large_to_scan",)
-    return tuple(f.id for f in threats.scan(text, "strict"))
+    reasons = _VERDICTS.get(text)
+    if reasons is None:
+        if len(text) > threats.MAX_SCAN_CHARS:
+            reasons = ("too_large_to_scan",)
+        else:
+            reasons = tuple(f.id for f in threats.scan(text, "strict"))
+        _keep(text, reasons)
+    return reasons
+
+
+def unscanned(entries: list[str]) -> list[str]:
+    """The entries this process has no verdict for."""
+    return [e for e in entries if e not in _VERDICTS]
+
+
+def passed(entries: list[str]) -> None:
+    """Record that ``entries`` passed the strict scan (the caller scanned them, or knows they
+    did); an entry too long to scan is never recorded as passed."""
+    for entry in entries:
+        if len(entry) <= threats.MAX_SCAN_CHARS:
+            _keep(entry, ())
+
+
+def passed_scan(text: str) -> bool:
+    """Whether ``text`` passed the scan (scanning it when this process has no verdict yet)."""
+    return not _block_reason(text)
 
 
 def display_entry(text: str, filename: str) -> str:

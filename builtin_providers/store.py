@@ -8,6 +8,7 @@ removes, then an atomic replace of the file. Responses never echo the whole stor
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import logging
 import os
@@ -20,7 +21,7 @@ from typing import Any
 from filelock import Timeout
 
 from memhost import threats
-from memhost.builtin_providers import entrymeta
+from memhost.builtin_providers import entrymeta, snapshot, verdicts
 from memhost.builtin_providers.archive import Archive, ArchivedEntry, new_id
 from memhost.builtin_providers.entries import (
     canonical_entry,
@@ -122,8 +123,10 @@ class MemoryStore:
             return ""
         except OSError as exc:
             raise Unreadable(f"{exc.strerror or exc}") from None
+        if data.startswith(codecs.BOM_UTF8):  # what "utf-8-sig" does, without importing that codec
+            data = data[len(codecs.BOM_UTF8):]
         try:
-            return data.decode("utf-8-sig")
+            return data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise Unreadable(f"it is not valid UTF-8 (byte {exc.start})") from None
 
@@ -141,17 +144,22 @@ class MemoryStore:
             if not self.enabled[target]:
                 continue
             try:
-                entries = self.entries(target)
+                raw = self.read_raw(target)
             except Unreadable as exc:
                 log.warning("%s could not be read (%s); it is left out of this session's prompt",
                             self.path(target), exc)
                 continue
+            entries = parse(raw)
+            # Verdicts a previous process saved: unchanged entries are not scanned again.
+            scans = verdicts.recall(self.path(target), raw, entries)
             used, limit = joined_length(entries), self.limits[target]
             if used > limit:
                 log.warning("%s is over its budget (%s/%s chars); entries stay loaded, but new "
                             "additions are refused until it is back under the limit",
                             self.path(target), f"{used:,}", f"{limit:,}")
             blocks[target] = render_block(target, entries, limit, FILENAMES[target])
+            if scans:
+                verdicts.save(self.path(target), raw, entries)
         return Snapshot(**blocks)
 
     def drift(self, target: str, raw: str | None = None) -> str | None:
@@ -451,6 +459,7 @@ class MemoryStore:
         finding = threats.first_finding(entry, "strict")
         if finding is not None:
             raise _OpError(finding.message, counts=False, blocked_pattern=finding.id)
+        snapshot.passed([entry])  # the next session start in this process need not scan it
         return entry
 
     @staticmethod
@@ -554,6 +563,8 @@ def _sweep_temp_files(path: Path) -> None:
 
     Called under ``path``'s lock, and every temp file for ``path`` is written under that lock,
     so none of them can belong to a live writer; without this they pile up after each crash.
+    (The one exception is the scan-verdict cache, :mod:`verdicts`, saved without the lock: a
+    temp file of it deleted here only makes that save fail, and that cache is losable.)
     """
     prefix = f".{path.name}."
     try:

@@ -239,6 +239,7 @@ def _trie(words: list[str]) -> str:
 
 @lru_cache(maxsize=len(SCOPES))
 def _gated(scope: str) -> _Gates:
+    version()  # named once, when the scanner is first built, with the patterns compiled
     return _Gates(scope)
 
 
@@ -323,11 +324,12 @@ def first_finding(text: str, scope: str = "strict") -> Finding | None:
 def version() -> str:
     """A name for what :func:`scan` finds: it changes with any pattern, flag, literal table or
     scan limit, and with the Unicode tables and Python release behind NFKC and ``re``."""
-    parts = [
-        "scan-1", repr(_PATTERNS), repr(sorted(_LITERALS.items())),
-        repr([(name, rx.pattern, rx.flags) for name, rx in SECRET_PATTERNS]),
-        repr(sorted(_LOOSE_SECRET_SHAPES)), repr(sorted(_SECRET_LITERALS.items())),
-        repr(sorted(INVISIBLE_CHARS)), repr(_FOLDS_TO_ASCII), str(MAX_SCAN_CHARS), SCOPES[-1],
-        unicodedata.unidata_version, f"{sys.version_info[0]}.{sys.version_info[1]}",
-    ]
+    parts = ["scan-1", str(MAX_SCAN_CHARS), unicodedata.unidata_version,
+             f"{sys.version_info[0]}.{sys.version_info[1]}"]
+    parts += [f"{pid}\t{scope}\t{rx}" for pid, scope, rx in _PATTERNS]
+    parts += [f"{pid}\t{'|'.join(','.join(g) for g in groups)}" for pid, groups in _LITERALS.items()]
+    parts += [f"{name}\t{rx.flags}\t{rx.pattern}\t{','.join(_SECRET_LITERALS.get(name, ()))}"
+              for name, rx in SECRET_PATTERNS]
+    parts += [",".join(sorted(_LOOSE_SECRET_SHAPES)), "".join(sorted(INVISIBLE_CHARS)),
+              "".join(_FOLDS_TO_ASCII)]
     return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()[:24]
