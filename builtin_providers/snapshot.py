@@ -28,12 +28,20 @@ RULE = "═" * 46
 # memhost.builtin_providers.verdicts keeps the passes for the next process.
 _VERDICTS: dict[str, tuple[str, ...]] = {}
 _VERDICTS_KEPT = 8192
+_generation = 0  # counts the times the verdicts were dropped
 
 
 def _keep(text: str, reasons: tuple[str, ...]) -> None:
+    global _generation
     if len(_VERDICTS) >= _VERDICTS_KEPT:
         _VERDICTS.clear()
+        _generation += 1
     _VERDICTS[text] = reasons
+
+
+def generation() -> int:
+    """Changes whenever verdicts this process held were dropped."""
+    return _generation
 
 
 def _block_reason(text: str) -> tuple[str, ...]:

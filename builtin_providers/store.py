@@ -92,6 +92,7 @@ class MemoryStore:
                  clock: Callable[[], float] = time.time, lock_timeout: float = 30.0) -> None:
         self.home = home
         self.folder = memories_dir(home)
+        self._paths = {target: self.folder / name for target, name in FILENAMES.items()}
         self.archive = Archive(self.folder)
         self.limits = {"memory": memory_char_limit, "user": user_char_limit}
         self.enabled = {"memory": memory_enabled, "user": user_profile_enabled}
@@ -110,9 +111,10 @@ class MemoryStore:
     # -- reading -------------------------------------------------------------------------------
 
     def path(self, target: str) -> Path:
-        if target not in FILENAMES:
-            raise ValueError(f"unknown memory target {target!r}; use 'memory' or 'user'")
-        return self.folder / FILENAMES[target]
+        try:
+            return self._paths[target]
+        except KeyError:
+            raise ValueError(f"unknown memory target {target!r}; use 'memory' or 'user'") from None
 
     def read_raw(self, target: str) -> str:
         """The file's text; ``""`` when absent; :class:`Unreadable` when present but unreadable."""

@@ -62,9 +62,21 @@ def _read(path: Path) -> tuple[set[str], set[str]] | None:
     return ({d for d in files if isinstance(d, str)}, {d for d in entries if isinstance(d, str)})
 
 
+#: Per memory file: the text whose verdicts this process last looked up, and the generation of
+#: the process's verdicts then. A session start that finds both unchanged has nothing to look up
+#: (the common case in a long-lived process).
+_RECALLED: dict[Path, tuple[str, int]] = {}
+
+
 def recall(store_path: Path, raw: str, entries: list[str]) -> bool:
     """Give this process the saved verdicts for ``entries`` (parsed from ``raw``, the file's
     text); whether some entry still has no verdict, i.e. will be scanned when shown."""
+    seen = (raw, snapshot.generation())
+    if _RECALLED.get(store_path) == seen:
+        return False
+    if len(_RECALLED) >= 64:
+        _RECALLED.clear()
+    _RECALLED[store_path] = seen
     todo = snapshot.unscanned(entries)
     if not todo:
         return False

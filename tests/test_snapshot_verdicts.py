@@ -42,6 +42,7 @@ def fresh_process() -> None:
     """Forget every verdict and rendered block this process holds, as a new process would."""
     snapshot._VERDICTS.clear()
     snapshot._render.cache_clear()
+    verdicts._RECALLED.clear()
 
 
 def write(store: MemoryStore, entries: list[str], target: str = "memory") -> None:
@@ -168,3 +169,19 @@ def test_a_new_process_reads_the_saved_verdicts(home: Path) -> None:
                           text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "1"  # only the withheld entry is scanned again
+
+
+def test_dropped_verdicts_are_looked_up_again(home: Path, scans: list[str],
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    # A long-lived process that has seen more entries than it keeps verdicts for.
+    store = MemoryStore(home)
+    write(store, FACTS)
+    store.snapshot()
+    monkeypatch.setattr(snapshot, "_VERDICTS_KEPT", len(FACTS) + 2)
+    before = snapshot.generation()
+    snapshot.passed(["other entry 1", "other entry 2", "other entry 3"])  # one too many
+    assert snapshot.generation() == before + 1 and not snapshot._VERDICTS.keys() & set(FACTS)
+    snapshot._render.cache_clear()
+    scans.clear()
+    assert "Fact number 5" in store.snapshot().memory
+    assert scans == []  # looked up in the saved file again, not rescanned
