@@ -12,7 +12,7 @@ import os
 
 from memhost.cli import _common
 
-DEFAULT_PORT = 8765
+DEFAULT_PORT = 8766
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
