@@ -23,6 +23,7 @@ unmarked override is no hook at all.
 from __future__ import annotations
 
 import threading
+from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,7 @@ SESSION_MAX_CHARS = 50_000
 MAX_LINEAGE = 32
 
 
-class RecallProvider:
+class RecallProvider(ABC):
     """Stores every turn, note, subtask and transcript; recalls the most relevant items."""
 
     defaults: dict[str, Any] = {}
@@ -54,17 +55,20 @@ class RecallProvider:
 
     # -- what a subclass supplies ---------------------------------------------------------------
 
+    @abstractmethod
     def open_store(self, home: Path, config: dict[str, Any]) -> Any:
         """A store for ``config`` under ``home``."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def start(self, home: Path) -> None:
         """Open (or keep) ``self.store`` for the settings ``initialize`` has just set."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def store_for_writing(self) -> Any:
         """The store a write goes to: open it now, or raise ``RetryableError``."""
-        raise NotImplementedError
+        ...
 
     def recall_options(self) -> dict[str, Any]:
         """Extra keyword arguments for the store's ``prefetch`` and ``search`` on a turn's
