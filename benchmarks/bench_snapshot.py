@@ -103,9 +103,9 @@ def snapshot(ctx: Context) -> list[Row]:
 
 def _cold_child(home: Path, baseline_first: bool) -> dict[str, float]:
     """In a fresh process: time the first session start, and reading the two files."""
-    from memhost import threats
     from memhost.builtin_providers.provider import BuiltinProvider
     from memhost.builtin_providers.store import MemoryStore
+    from memhost.security import threats
 
     threats.scan("warm up: compile the patterns on text that is not an entry", "strict")
     store = MemoryStore(home, memory_char_limit=20_000, user_char_limit=20_000)

@@ -14,8 +14,8 @@ import logging
 from dataclasses import dataclass
 from functools import lru_cache
 
-from memhost import threats
 from memhost.builtin_providers.entries import DELIMITER, joined_length
+from memhost.security import threats
 
 log = logging.getLogger(__name__)
 

@@ -20,7 +20,6 @@ from typing import Any
 
 from filelock import Timeout
 
-from memhost import threats
 from memhost.builtin_providers import entrymeta, snapshot, verdicts
 from memhost.builtin_providers.archive import Archive, ArchivedEntry, new_id
 from memhost.builtin_providers.entries import (
@@ -34,13 +33,15 @@ from memhost.builtin_providers.entries import (
 from memhost.builtin_providers.snapshot import Snapshot, display_entries, render_block, usage_text
 from memhost.files import atomic_write_text, ensure_private_dir, locked
 from memhost.home import memories_dir
+from memhost.security import threats
 
 log = logging.getLogger(__name__)
 
 TARGETS = ("memory", "user")
 FILENAMES = {"memory": "MEMORY.md", "user": "USER.md"}
 SAVED_NOTE = "This update is complete; do not repeat it."
-#: The origin of the curator's writes (see memhost.curator); they never change a pinned entry.
+#: The origin of the curator's writes (see memhost.review.curator); they never change a pinned
+#: entry.
 CURATOR_ORIGIN = "curator"
 
 
@@ -417,7 +418,7 @@ class MemoryStore:
             entrymeta.save(path, after, meta)
         except OSError as exc:  # metadata is optional; the entries are already safe
             log.warning("could not update %s: %s", entrymeta.meta_path(path), exc)
-        from memhost.curator import record_usage
+        from memhost.review.curator import record_usage
 
         try:  # the fullness history behind doctor's trend; optional like the sidecar
             record_usage(self.folder, target, joined_length(after), self.limits[target], now)

@@ -3,8 +3,8 @@
 Every entry shown at session start is scanned. Within a process the verdicts are kept by entry
 text (:mod:`memhost.builtin_providers.snapshot`); this module keeps them for the next process,
 in ``<name>.scan.json`` beside each memory file: for the scanner that wrote it
-(:func:`memhost.threats.version`, which changes with any pattern), the SHA-256 of the file's
-text when every entry of it passed the scan, and of each entry that passed. A session start
+(:func:`memhost.security.threats.version`, which changes with any pattern), the SHA-256 of the
+file's text when every entry of it passed the scan, and of each entry that passed. A session start
 that finds its file's text there scans nothing; one that finds some entries there scans only
 the others, then saves the file's verdicts again.
 
@@ -30,9 +30,9 @@ import json
 import logging
 from pathlib import Path
 
-from memhost import threats
 from memhost.builtin_providers import snapshot
 from memhost.files import atomic_write_bytes
+from memhost.security import threats
 
 log = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@
 It registers the builtin provider first and at most one external provider, then drives them
 through a session: the system prompt, tools, per-turn recall, background writes, session
 boundaries and shutdown. Every provider call is isolated (see :mod:`memhost.providers`); every
-payload handed to an external provider is redacted first (see :mod:`memhost.redact`).
+payload handed to an external provider is redacted first (see :mod:`memhost.security.redact`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memhost.approval import ApprovalGate, PendingStore
 from memhost.builtin_providers.provider import NAME as BUILTIN
 from memhost.builtin_providers.provider import BuiltinProvider
 from memhost.builtin_providers.store import Change, MemoryStore
@@ -31,7 +30,8 @@ from memhost.fencing import build_context_block
 from memhost.home import config_path, memhost_home
 from memhost.outbox import Journal, Outbox, Record
 from memhost.providers import FAILED, Provider, ProviderSet
-from memhost.redact import redact, redact_many
+from memhost.review.approval import ApprovalGate, PendingStore
+from memhost.security.redact import redact, redact_many
 from memhost.toolschemas import RESERVED_TOOL_NAMES, SchemaProblem, normalise_tool_schema
 from memhost.turns import NudgeCounter, count_user_turns, flatten_content, is_trivial
 from memhost.worker import BackgroundWorker, ShutdownReport, Task
@@ -117,7 +117,7 @@ class MemoryManager:
             config = validate(data, config_path(resolved))
         manager = cls(resolved, config)
         manager._activate_configured()
-        from memhost.review import reviewer_from_config
+        from memhost.review.background import reviewer_from_config
 
         manager.reviewer = reviewer_from_config(manager)
         return manager

@@ -24,7 +24,7 @@ import pluggy
 
 from memhost import hookspecs
 from memhost.errors import ProviderError, RetryableError
-from memhost.redact import redact
+from memhost.security.redact import redact
 
 log = logging.getLogger("memhost.providers")
 

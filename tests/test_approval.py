@@ -18,12 +18,12 @@ import pytest
 from fake_llm import FakeLLM, call, text_reply, tools_reply
 
 from memhost import MemoryManager
-from memhost.approval import ApprovalGate, PendingStore, approve, reject
 from memhost.builtin_providers import entrymeta
 from memhost.builtin_providers.store import MemoryStore
 from memhost.builtin_providers.tool import MemoryTool
 from memhost.config import update_config
-from memhost.review import REVIEW_PROMPT
+from memhost.review.approval import ApprovalGate, PendingStore, approve, reject
+from memhost.review.background import REVIEW_PROMPT
 
 SCRIPT = shutil.which("memhost", path=str(Path(sys.executable).parent))
 
@@ -312,7 +312,7 @@ def _no_stray_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 def test_temp_file_of_a_killed_stager_is_swept(tmp_path: Path) -> None:
-    from memhost.approval import PendingStore
+    from memhost.review.approval import PendingStore
 
     store = PendingStore(tmp_path)
     store.folder.mkdir(parents=True)

@@ -21,8 +21,8 @@ from fake_llm import FakeLLM, call, text_reply, tools_reply
 from memhost import MemoryManager, hookimpl
 from memhost.cli.chat import BASE_PROMPT, ChatHost
 from memhost.config import update_config
-from memhost.llm import OpenAIChatModel
-from memhost.review import REVIEW_PROMPT
+from memhost.review.background import REVIEW_PROMPT
+from memhost.review.llm import OpenAIChatModel
 
 SCRIPT = shutil.which("memhost", path=str(Path(sys.executable).parent))
 REVIEW_MARK = REVIEW_PROMPT[:60]

@@ -24,10 +24,10 @@ from typing import Any
 import pytest
 from fake_llm import FakeLLM, call, text_reply, tools_reply
 
-from memhost.approval import ApprovalGate, PendingStore
 from memhost.builtin_providers import entrymeta
 from memhost.builtin_providers.store import MemoryStore
 from memhost.config import update_config
+from memhost.review.approval import ApprovalGate, PendingStore
 
 SCRIPT = shutil.which("memhost", path=str(Path(sys.executable).parent))
 DAY = 86_400

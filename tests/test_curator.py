@@ -1,6 +1,6 @@
-"""The curator (memhost.curator): staleness on a controlled clock, pins, archiving and restoring,
-dry runs, write approval, the model-assisted merge pass against a real HTTP chat-completions
-server, and the background review's view of stale entries."""
+"""The curator (memhost.review.curator): staleness on a controlled clock, pins, archiving and
+restoring, dry runs, write approval, the model-assisted merge pass against a real HTTP
+chat-completions server, and the background review's view of stale entries."""
 
 from __future__ import annotations
 
@@ -12,14 +12,14 @@ from typing import Any
 import pytest
 from fake_llm import FakeLLM, call, text_reply, tools_reply
 
-from memhost import curator
-from memhost.approval import ApprovalGate, PendingStore, approve
 from memhost.builtin_providers import entrymeta
 from memhost.builtin_providers.provider import BuiltinProvider
 from memhost.builtin_providers.store import MemoryStore
-from memhost.curator import DAY
-from memhost.llm import OpenAIChatModel
-from memhost.review import Reviewer
+from memhost.review import curator
+from memhost.review.approval import ApprovalGate, PendingStore, approve
+from memhost.review.background import Reviewer
+from memhost.review.curator import DAY
+from memhost.review.llm import OpenAIChatModel
 
 START = 1_750_000_000.0  # mid-June 2025
 

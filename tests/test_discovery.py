@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from memhost import discovery, pathload
+from memhost import discovery
+from memhost.discovery import pathload, scan
 from memhost.errors import ConfigError, ProviderError
 from memhost.manager import MemoryManager
 
@@ -62,7 +63,7 @@ def _no_real_bundled_providers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     """Providers shipped with memhost stay out of these tests; each test makes its own."""
     empty = tmp_path / "no-bundled-providers"
     empty.mkdir()
-    monkeypatch.setattr(discovery, "bundled_root", lambda: empty)
+    monkeypatch.setattr(scan, "bundled_root", lambda: empty)
 
 
 @pytest.fixture
@@ -588,7 +589,7 @@ def test_a_schema_file_that_raises_does_not_stop_the_provider(home: Path,
 
 @pytest.mark.parametrize("name", ["builtin", "memories", "pending", "outbox"])
 def test_manifest_refuses_reserved_names(tmp_path: Path, name: str) -> None:
-    from memhost.manifest import Manifest
+    from memhost.discovery.manifest import Manifest
 
     with pytest.raises(ValueError, match="reserved"):
         Manifest(name=name, version="1.0", entry="provider:P")

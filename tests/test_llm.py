@@ -15,7 +15,7 @@ import pytest
 from fake_llm import FakeLLM, call, text_reply, tools_reply
 
 from memhost.config import ReviewSettings
-from memhost.llm import ModelError, OpenAIChatModel, chat_completions_url
+from memhost.review.llm import ModelError, OpenAIChatModel, chat_completions_url
 from memhost.schema.envstore import EnvStore
 
 KEY_ENV = "MEMHOST_TEST_LLM_KEY"
@@ -221,7 +221,8 @@ def test_a_wrong_path_and_an_unknown_model_are_told_apart(server: FakeLLM, home:
 
 
 def test_importing_memhost_does_not_import_httpx() -> None:
-    code = ("import sys, memhost, memhost.llm, memhost.review, memhost.approval, memhost.manager; "
+    code = ("import sys, memhost, memhost.review.llm, memhost.review.background, "
+            "memhost.review.approval, memhost.manager; "
             "assert 'httpx' not in sys.modules, 'httpx was imported'")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             env={**os.environ}, timeout=60)

@@ -34,7 +34,7 @@ from memhost.builtin_providers.store import MemoryStore  # noqa: E402
 from memhost.builtin_providers.tool import tool_schema  # noqa: E402
 from memhost.config import update_config  # noqa: E402
 from memhost.fencing import CLOSE_TAG, OPEN_TAG  # noqa: E402
-from memhost.mcpserver import RECALL_SCHEMA  # noqa: E402
+from memhost.mcp.server import RECALL_SCHEMA  # noqa: E402
 
 SCRIPT = shutil.which("memhost", path=str(Path(sys.executable).parent))
 SQLITE = Path(__file__).resolve().parent.parent / "plugins" / "sqlite"

@@ -107,7 +107,7 @@ def test_discovery_says_how_to_install_the_driver_when_it_is_missing(
 
 
 def test_importing_memhost_does_not_import_psycopg() -> None:
-    code = ("import sys, memhost, memhost.manager, memhost.recall, memhost.cli; "
+    code = ("import sys, memhost, memhost.manager, memhost.recall.ranking, memhost.cli; "
             "print(sorted(m for m in sys.modules if m.startswith('psycopg')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout

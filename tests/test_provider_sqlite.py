@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from memhost import RetryableError, discovery, recall
+from memhost import RetryableError, discovery
+from memhost.recall import ranking
 from memhost.testing import ProviderContract, load_folder_provider
 from recall_helpers import PLUGINS, configure, manager, provider_errors, search, sync_turns, turn
 
@@ -258,7 +259,7 @@ def test_an_on_topic_query_recalls_with_date_and_kind(provider: Any) -> None:
     assert text is not None
     lines = text.splitlines()
     assert len(lines) == 1
-    assert lines[0].startswith(f"- [{recall.date_text(time.time())} · turn #")
+    assert lines[0].startswith(f"- [{ranking.date_text(time.time())} · turn #")
     assert "deployments happen on Tuesdays" in lines[0]
 
 
@@ -319,8 +320,8 @@ def test_recall_search_and_recall_forget(provider: Any, home: Path) -> None:
     assert answer["success"] and answer["count"] == 1
     hit = answer["results"][0]
     assert hit["kind"] == "turn" and hit["text"].startswith("User: What flour")
-    assert hit["date"] == recall.date_text(time.time())
-    today = recall.date_text(time.time())
+    assert hit["date"] == ranking.date_text(time.time())
+    today = ranking.date_text(time.time())
     window = {"query": "sourdough", "since": today, "until": today}
     assert json.loads(provider.handle_tool_call(
         tool_name="recall_search", arguments=window))["count"] == 1

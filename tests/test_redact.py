@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from memhost.redact import MASK, find_secrets, redact, redact_many
+from memhost.security.redact import MASK, find_secrets, redact, redact_many
 
 SECRETS = {
     "openai_key": "sk-proj-abcdefghijklmnopqrstuv",

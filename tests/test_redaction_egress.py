@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from memhost import MemoryManager, hookimpl
-from memhost.redact import MASK
+from memhost.security.redact import MASK
 from providers_for_tests import Recorder, secrets_in, tool
 
 OPENAI_KEY = "sk-" + "Abc123XyZ" * 3

@@ -20,8 +20,7 @@ from memhost import MemoryManager, hookimpl
 from memhost.builtin_providers import entrymeta
 from memhost.builtin_providers.store import MemoryStore
 from memhost.config import update_config
-from memhost.llm import AssistantMessage
-from memhost.review import (
+from memhost.review.background import (
     NOTHING_TO_SAVE,
     REVIEW_PROMPT,
     Reviewer,
@@ -29,6 +28,7 @@ from memhost.review import (
     in_review_thread,
     render_transcript,
 )
+from memhost.review.llm import AssistantMessage
 from memhost.turns import flatten_content
 
 REVIEW_MARK = REVIEW_PROMPT[:60]
@@ -286,7 +286,7 @@ def test_a_model_failure_is_logged_and_never_reaches_the_turn(
     manager = MemoryManager.from_home(home)
     manager.start_session("s")
     host = Host(manager)
-    with caplog.at_level(logging.WARNING, logger="memhost.review"):
+    with caplog.at_level(logging.WARNING, logger="memhost.review.background"):
         host.turn("I am left-handed.", "Noted.")  # must not raise
         assert manager.reviewer.wait(10)
     last = manager.status()["review"]["last"]

@@ -660,9 +660,9 @@ def test_pinned_and_stale_entries_are_flagged(server: Server) -> None:
 
 def stage(home: Path, arguments: dict[str, Any]) -> str:
     """Stage a write as a background review would (approval on), returning its pending id."""
-    from memhost.approval import ApprovalGate
     from memhost.builtin_providers.store import MemoryStore
     from memhost.builtin_providers.tool import MemoryTool
+    from memhost.review.approval import ApprovalGate
 
     store = MemoryStore(home)
     tool = MemoryTool(store, gate=ApprovalGate(store, home=home, enabled=True),

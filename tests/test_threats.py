@@ -11,9 +11,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memhost import threats
-from memhost.redact import SECRET_PATTERNS
-from memhost.threats import INVISIBLE_CHARS, MAX_SCAN_CHARS, first_finding, pattern_ids, scan
+from memhost.security import threats
+from memhost.security.redact import SECRET_PATTERNS
+from memhost.security.threats import (
+    INVISIBLE_CHARS,
+    MAX_SCAN_CHARS,
+    first_finding,
+    pattern_ids,
+    scan,
+)
 
 # One example per pattern id, grouped by family. A new pattern without an example fails
 # test_every_pattern_has_an_example.

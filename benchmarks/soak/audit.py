@@ -71,13 +71,13 @@ def _lines(path: Path, audit: Audit) -> list[dict[str, Any]]:
 
 
 def run_audit(run: Path, homes: list[Path], killed: set[str], provider: str) -> Audit:
-    from memhost.approval import PendingStore
     from memhost.builtin_providers.archive import Archive
     from memhost.builtin_providers.entries import drift_reason, parse
     from memhost.builtin_providers.store import FILENAMES
     from memhost.config import load_config
     from memhost.home import memories_dir
     from memhost.outbox import Outbox
+    from memhost.review.approval import PendingStore
 
     audit = Audit()
     logs = run / "logs"

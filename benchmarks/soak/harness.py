@@ -208,7 +208,7 @@ class Soak:
 
     def review_pending(self, *, everything: bool = False) -> None:
         """Approve or reject staged writes (all of them when ``everything``)."""
-        from memhost.approval import PendingStore, approve, reject
+        from memhost.review.approval import PendingStore, approve, reject
 
         for home in self.homes:
             for record in PendingStore(home).list():

@@ -24,8 +24,8 @@ from typing import IO, TYPE_CHECKING, Any
 from memhost.cli import _common
 
 if TYPE_CHECKING:  # pragma: no cover
-    from memhost.llm import AssistantMessage, ChatModel
     from memhost.manager import MemoryManager
+    from memhost.review.llm import AssistantMessage, ChatModel
 
 BASE_PROMPT = ("You are a helpful assistant in a terminal chat. Answer clearly and briefly; use "
                "the tools you are given when they help.")
@@ -62,8 +62,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def cmd_chat(args: argparse.Namespace) -> int:
     from memhost.errors import MemhostError
-    from memhost.llm import OpenAIChatModel
     from memhost.manager import MemoryManager
+    from memhost.review.llm import OpenAIChatModel
 
     home = _common.home(args)
     session = args.session or time.strftime("chat-%Y%m%d-%H%M%S-") + secrets.token_hex(2)
@@ -115,7 +115,7 @@ class ChatHost:
     # -- setup -----------------------------------------------------------------------------------
 
     def _setup(self) -> None:
-        from memhost.review import Reviewer, deny_on_review_thread
+        from memhost.review.background import Reviewer, deny_on_review_thread
 
         manager = self.manager
         manager.set_confirm_callback(deny_on_review_thread(self._confirm))
@@ -207,7 +207,7 @@ class ChatHost:
     def turn(self, text: str) -> None:
         """One user turn: recall, the model with its tool loop, then the manager's epilogue."""
         from memhost.fencing import scrub_text
-        from memhost.llm import ModelError
+        from memhost.review.llm import ModelError
 
         manager = self.manager
         turn = manager.begin_turn(text)
@@ -319,7 +319,7 @@ class ChatHost:
         self.say("(the model sees memory as it was when this session started; /new reloads it)")
 
     def _show_pending(self) -> None:
-        from memhost.approval import PendingStore
+        from memhost.review.approval import PendingStore
 
         records = PendingStore(self.manager.home).list()
         if not records:
@@ -332,7 +332,7 @@ class ChatHost:
         self.say("/approve ID|all applies, /reject ID|all discards.")
 
     def _decide(self, verb: str, wanted: str) -> None:
-        from memhost.approval import PendingStore, approve, reject
+        from memhost.review.approval import PendingStore, approve, reject
 
         if not wanted:
             self.say(f"usage: /{verb} ID|all")

@@ -191,7 +191,7 @@ def memhost_settings(home: Path) -> dict[str, dict[str, dict[str, Any]]]:
 
 def _raw_table(values: dict[str, Any]) -> dict[str, Any]:
     """A provider table without a schema: values that look secret are hidden."""
-    from memhost.redact import redact
+    from memhost.security.redact import redact
 
     shown: dict[str, Any] = {}
     for key, value in values.items():

@@ -3,7 +3,7 @@
 These actions hang under ``memhost memory`` (registered by :mod:`memhost.cli.memory`). Marks
 (pin, unpin, confirm, review-after) find their entry with the ``memory`` tool's matching rules
 and change only the metadata sidecar; ``curate`` archives through the store's remove path.
-The rules themselves live in :mod:`memhost.curator`.
+The rules themselves live in :mod:`memhost.review.curator`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ ORIGIN = "cli"
 
 
 def _duration(text: str) -> float:
-    from memhost.curator import parse_duration
+    from memhost.review.curator import parse_duration
 
     try:
         return parse_duration(text)
@@ -89,7 +89,7 @@ def register_actions(actions: argparse._SubParsersAction) -> None:
 
 def cmd_stale(args: argparse.Namespace) -> int:
     from memhost.builtin_providers.store import FILENAMES, TARGETS, Unreadable
-    from memhost.curator import DAY, days, entry_states, oldest_first
+    from memhost.review.curator import DAY, days, entry_states, oldest_first
 
     home = _common.home(args)
     config = _common.config(home)
@@ -138,8 +138,8 @@ def cmd_stale(args: argparse.Namespace) -> int:
 
 
 def cmd_mark(args: argparse.Namespace) -> int:
-    from memhost import curator
     from memhost.builtin_providers.store import FILENAMES
+    from memhost.review import curator
 
     home = _common.home(args)
     store = _common.store(home)
@@ -165,7 +165,7 @@ def cmd_mark(args: argparse.Namespace) -> int:
 
 
 def _review_after(store: Any, target: str, match: str, date: str) -> dict[str, Any]:
-    from memhost import curator
+    from memhost.review import curator
 
     if date.strip().lower() in ("none", "clear", "-"):
         response = curator.mark(store, target, match, "review-after", review_after=None)
@@ -199,9 +199,9 @@ def _print_mark(response: dict[str, Any]) -> None:
 
 
 def cmd_curate(args: argparse.Namespace) -> int:
-    from memhost import curator
-    from memhost.approval import ApprovalGate
     from memhost.errors import MemhostError
+    from memhost.review import curator
+    from memhost.review.approval import ApprovalGate
 
     home = _common.home(args)
     config = _common.config(home)
@@ -237,7 +237,7 @@ def cmd_curate(args: argparse.Namespace) -> int:
 
 def _merge_model(config: Any, home: Any) -> Any:
     from memhost.errors import MemhostError
-    from memhost.llm import ModelError, OpenAIChatModel
+    from memhost.review.llm import ModelError, OpenAIChatModel
 
     review = config.review
     if not (review.base_url.strip() and review.model.strip()):
@@ -251,7 +251,7 @@ def _merge_model(config: Any, home: Any) -> Any:
 
 
 def _print_curate(report: Any) -> None:
-    from memhost.curator import days
+    from memhost.review.curator import days
 
     window = days(report.archive_older_than)
 
@@ -317,7 +317,7 @@ def doctor_section(ctx: Any) -> dict[str, Any]:
     from memhost.builtin_providers.store import FILENAMES, TARGETS, Unreadable
     from memhost.cli.doctor import section
     from memhost.config import CuratorSettings
-    from memhost.curator import DAY, TREND_DAYS, entry_states, load_history, usage_trend
+    from memhost.review.curator import DAY, TREND_DAYS, entry_states, load_history, usage_trend
 
     settings = ctx.config.curator if ctx.config is not None else CuratorSettings()
     store = ctx.store

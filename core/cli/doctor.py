@@ -263,7 +263,7 @@ def check_archive(ctx: Context) -> dict[str, Any]:
 def check_pending(ctx: Context) -> dict[str, Any]:
     from collections import Counter
 
-    from memhost.approval import PendingStore
+    from memhost.review.approval import PendingStore
 
     pending = PendingStore(ctx.home)
     records = pending.list()

@@ -1,6 +1,6 @@
 """``memhost mcp``: serve the memory to any MCP client, over stdio or local HTTP.
 
-The server itself is :mod:`memhost.mcpserver`; it needs the ``mcp`` extra
+The server itself is :mod:`memhost.mcp.server`; it needs the ``mcp`` extra
 (``pip install 'memhost[mcp]'``), imported only when the command runs.
 """
 
@@ -41,7 +41,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     if not 0 <= port <= 65535:
         raise MemhostError(f"--port {port} is not a port; use 1-65535, or 0 for any free one")
     try:
-        from memhost import mcpserver
+        from memhost.mcp import server
     except ImportError as exc:
         raise MemhostError(f"memhost mcp needs the MCP SDK ({exc}); install it with: "
                            "pip install 'memhost[mcp]'") from None
@@ -52,5 +52,5 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     # on stdio, stdout is the protocol stream).
     logging.getLogger("memhost.mcp").setLevel(logging.INFO)
     if args.transport == "http":
-        return mcpserver.serve_http(home, port, mcpserver.http_token(dict(os.environ)))
-    return mcpserver.serve_stdio(home)
+        return server.serve_http(home, port, server.http_token(dict(os.environ)))
+    return server.serve_stdio(home)

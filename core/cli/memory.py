@@ -98,11 +98,11 @@ def describe_store(store: Any, settings: Any, target: str, *, stale_after_days: 
     """Everything ``memory show`` reports about one store, JSON-ready. Each entry carries the
     curator's view of it (``pinned``, ``stale``, ``stale_reason``, ``review_after``,
     ``confirmed``), judged with a window of ``stale_after_days``."""
-    from memhost import threats
     from memhost.builtin_providers import entrymeta
     from memhost.builtin_providers.entries import joined_length, parse
     from memhost.builtin_providers.store import FILENAMES, Unreadable
-    from memhost.curator import DAY, assess
+    from memhost.review.curator import DAY, assess
+    from memhost.security import threats
 
     path = store.path(target)
     enabled, reason = enabled_reason(settings, target)
@@ -308,7 +308,7 @@ def _pending_ids(store: Any, wanted: str) -> list[str]:
 def cmd_pending(args: argparse.Namespace) -> int:
     import textwrap
 
-    from memhost.approval import PendingStore
+    from memhost.review.approval import PendingStore
 
     home = _common.home(args)
     pending = PendingStore(home)
@@ -335,7 +335,7 @@ def cmd_pending(args: argparse.Namespace) -> int:
 
 
 def cmd_approve(args: argparse.Namespace) -> int:
-    from memhost.approval import PendingStore, approve
+    from memhost.review.approval import PendingStore, approve
 
     home = _common.home(args)
     ids = _pending_ids(PendingStore(home), args.pending_id)
@@ -400,7 +400,7 @@ def _mirroring_store(home: Any) -> Iterator[tuple[Any, Any]]:
 
 
 def cmd_reject(args: argparse.Namespace) -> int:
-    from memhost.approval import PendingStore, reject
+    from memhost.review.approval import PendingStore, reject
 
     home = _common.home(args)
     ids = _pending_ids(PendingStore(home), args.pending_id)

@@ -88,7 +88,7 @@ def provider_rows(home: Path, *, check: bool = False) -> dict[str, Any]:
         row = candidate.as_dict()
         row["configured"] = candidate.name == configured
         if check:
-            from memhost.checker import availability
+            from memhost.authoring.checker import availability
 
             status, reason = availability(candidate, home, tables.get(candidate.name))
             if status == "available" and row["configured"]:
@@ -174,7 +174,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_show(args: argparse.Namespace) -> int:
     from memhost import discovery
-    from memhost.checker import HookRunner, _error
+    from memhost.authoring.checker import HookRunner, _error
     from memhost.errors import ProviderError
     from memhost.toolschemas import RESERVED_TOOL_NAMES, SchemaProblem, normalise_tool_schema
 
@@ -295,7 +295,7 @@ def cmd_use(args: argparse.Namespace) -> int:
 
 def cmd_new(args: argparse.Namespace) -> int:
     from memhost import discovery
-    from memhost.scaffold import ScaffoldError, check_name, scaffold
+    from memhost.authoring.scaffold import ScaffoldError, check_name, scaffold
 
     home = _common.home(args)
     names = check_name(args.name)
@@ -325,7 +325,7 @@ def cmd_new(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from memhost.checker import check_provider
+    from memhost.authoring.checker import check_provider
 
     home = _common.home(args)
     report = check_provider(args.target, home)
@@ -357,7 +357,7 @@ def _secrets(name: str, path: Path | None, home: Path) -> tuple[dict[str, bool],
     try:
         schema = load_config_schema(path)
     except Exception as exc:
-        from memhost.checker import _error
+        from memhost.authoring.checker import _error
 
         return {}, [], _error(exc)
     env = EnvStore(home)
@@ -371,7 +371,7 @@ def doctor_section(ctx: Any) -> dict[str, Any]:
     active (and why not), every provider found, load failures, shadows, blocked names and which
     secrets are set (names only)."""
     from memhost import discovery
-    from memhost.checker import availability
+    from memhost.authoring.checker import availability
     from memhost.cli.doctor import section
 
     home = ctx.home

@@ -10,4 +10,6 @@ that uses it. Starlette and uvicorn come with the ``settings`` extra (``pip inst
 - :mod:`memhost.web.api`: the API endpoints, their route table and the OpenAPI document.
 - :mod:`memhost.web.app`: the application (page, static files, API) for one home and token.
 - :mod:`memhost.web.server`: binding the loopback socket, printing the URL, running uvicorn.
+- :mod:`memhost.web.loopback`: the listening socket on 127.0.0.1, shared with the MCP server's
+  HTTP transport (standard library only).
 """

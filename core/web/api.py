@@ -102,7 +102,7 @@ def _status(candidate: Any, home: Path, table: dict[str, Any] | None,
     """``active``, ``available``, ``unavailable``, ``failed`` or ``blocked``, with the reason.
     Loads the provider to ask ``check_available`` (bounded in time), as ``providers list --check``
     does."""
-    from memhost.checker import availability
+    from memhost.authoring.checker import availability
 
     status, reason = availability(candidate, home, table)
     if status == "available" and candidate.name == configured:
@@ -272,8 +272,8 @@ def _describe_store(store: Any, config: Any, target: str) -> dict[str, Any]:
 def memory(request: Request) -> dict[str, Any]:
     """Both stores: usage, limits, whether enabled, and the entries with their index, age and
     flags (pinned, stale, withheld by threat scanning)."""
-    from memhost.approval import PendingStore
     from memhost.builtin_providers.store import MemoryStore
+    from memhost.review.approval import PendingStore
 
     config = _config(request.home)
     store = MemoryStore.from_settings(request.home, config.memory)
@@ -315,7 +315,7 @@ def write_memory(request: Request) -> dict[str, Any]:
 
 def list_pending(request: Request) -> dict[str, Any]:
     """Memory writes waiting for approval, oldest first."""
-    from memhost.approval import PendingStore
+    from memhost.review.approval import PendingStore
 
     pending = PendingStore(request.home)
     now = time.time()
@@ -338,7 +338,7 @@ def _pending_id(request: Request) -> str:
 def approve_pending(request: Request) -> dict[str, Any]:
     """Apply a staged write (to exactly the entries it was staged against); 409 when it cannot
     apply any more (it is kept)."""
-    from memhost.approval import PendingStore, approve
+    from memhost.review.approval import PendingStore, approve
 
     _object_body(request)
     pending_id = _pending_id(request)
@@ -356,7 +356,7 @@ def approve_pending(request: Request) -> dict[str, Any]:
 
 def reject_pending(request: Request) -> dict[str, Any]:
     """Discard a staged write; nothing in memory changes."""
-    from memhost.approval import reject
+    from memhost.review.approval import reject
 
     _object_body(request)
     response = reject(request.home, _pending_id(request))

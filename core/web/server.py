@@ -1,8 +1,8 @@
 """Running the settings application: a loopback socket, a fresh token, uvicorn.
 
-The socket is bound to 127.0.0.1 (never another interface) and listening before the URL is
-printed (:mod:`memhost.loopback`), so a client that reads the URL can connect at once; with port 0
-the system picks a free port and the printed URL has the real one. uvicorn's access log is off (it
+The socket is bound to 127.0.0.1 (never another interface) and listening before the URL is printed
+(:mod:`memhost.web.loopback`), so a client that reads the URL can connect at once; with port 0 the
+system picks a free port and the printed URL has the real one. uvicorn's access log is off (it
 would print the query string, where the token travels once); :mod:`memhost.web.security` logs
 method, path and status.
 """
@@ -17,8 +17,8 @@ import webbrowser
 from pathlib import Path
 from typing import TextIO
 
-from memhost import loopback
 from memhost.errors import MemhostError
+from memhost.web import loopback
 
 HOST = loopback.HOST
 DEFAULT_PORT = 8765

@@ -23,8 +23,8 @@ import psycopg
 from psycopg import sql
 from psycopg_pool import ConnectionPool
 
-from memhost import recall
 from memhost.errors import RetryableError
+from memhost.recall import ranking
 
 from .migrations import BOOTSTRAP, MIGRATIONS, SCHEMA_VERSION, TS_CONFIG
 
@@ -171,7 +171,7 @@ class RecallStore:
 
     def _insert(self, conn: psycopg.Connection[Any], *, key: str, kind: str, body: str,
                 session_id: str, target: str = "", origin: str = "",
-                status: str = recall.ACTIVE, created_at: float | None = None) -> int | None:
+                status: str = ranking.ACTIVE, created_at: float | None = None) -> int | None:
         row = conn.execute(self._q(
             "INSERT INTO {s}.items (user_id, key, kind, body, session_id, target, origin, "
             "created_at, status, status_at) VALUES (%s, %s, %s, %s, %s, %s, %s, "
@@ -198,7 +198,7 @@ class RecallStore:
         """Apply a committed builtin memory write to the facts (see the sqlite provider: the
         same rules). Each step checks the state first, so a replay changes nothing."""
         def fresh_key() -> str:
-            return recall.item_key("fact", target, time.time(), secrets.token_hex(8))
+            return ranking.item_key("fact", target, time.time(), secrets.token_hex(8))
 
         def run(conn: psycopg.Connection[Any]) -> None:
             # One writer per user and note target at a time: the check-then-insert below must
@@ -212,12 +212,12 @@ class RecallStore:
                     "target = %s AND body = %s AND status = 'active' ORDER BY id LIMIT 1"),
                     (self.user_id, target, content)).fetchone()
                 new_id = row[0] if row else self._insert(
-                    conn, key=fresh_key(), kind=recall.FACT, body=content,
+                    conn, key=fresh_key(), kind=ranking.FACT, body=content,
                     session_id=session_id, target=target, origin=origin)
             if action not in ("replace", "remove") or not previous or not previous.strip() \
                     or previous == content:
                 return
-            status = recall.SUPERSEDED if action == "replace" else recall.RETIRED
+            status = ranking.SUPERSEDED if action == "replace" else ranking.RETIRED
             by = new_id if action == "replace" else None
             changed = conn.execute(self._q(
                 "UPDATE {s}.items SET status = %s, status_at = now(), replaced_by = %s "
@@ -229,7 +229,7 @@ class RecallStore:
                 "SELECT 1 FROM {s}.items WHERE user_id = %s AND kind = 'fact' AND target = %s "
                 "AND body = %s LIMIT 1"), (self.user_id, target, previous)).fetchone()
             if seen is None:
-                self._insert(conn, key=fresh_key(), kind=recall.FACT, body=previous,
+                self._insert(conn, key=fresh_key(), kind=ranking.FACT, body=previous,
                              session_id=session_id, target=target, origin=origin, status=status)
 
         self.write(run)
@@ -250,17 +250,17 @@ class RecallStore:
 
     # -- reads ------------------------------------------------------------------------------------
 
-    def search(self, query: str, *, filters: recall.Filters = recall.Filters(),
+    def search(self, query: str, *, filters: ranking.Filters = ranking.Filters(),
                limit: int = 10, min_score: float = 0.0, min_coverage: float = 0.0,
-               timeout_ms: int | None = None) -> list[recall.Hit]:
-        """Items relevant to ``query``, best first (see :func:`memhost.recall.search`)."""
-        return self.read(lambda conn: recall.search(
+               timeout_ms: int | None = None) -> list[ranking.Hit]:
+        """Items relevant to ``query``, best first (see :func:`memhost.recall.ranking.search`)."""
+        return self.read(lambda conn: ranking.search(
             _Backend(self, conn), query, filters=filters, limit=limit, min_score=min_score,
             min_coverage=min_coverage), timeout_ms=timeout_ms)
 
     def recent(self, *, since: float | None = None, until: float | None = None,
-               limit: int = 10) -> list[recall.Hit]:
-        def run(conn: psycopg.Connection[Any]) -> list[recall.Hit]:
+               limit: int = 10) -> list[ranking.Hit]:
+        def run(conn: psycopg.Connection[Any]) -> list[ranking.Hit]:
             rows = conn.execute(self._q(
                 "SELECT id, kind, body, extract(epoch FROM created_at)::float8, session_id "
                 "FROM {s}.items WHERE user_id = %s AND status = 'active' "
@@ -268,7 +268,7 @@ class RecallStore:
                 "AND created_at < coalesce(to_timestamp(%s), 'infinity') "
                 "ORDER BY created_at DESC, id DESC LIMIT %s"),
                 (self.user_id, since, until, limit)).fetchall()
-            return [recall.Hit(*row) for row in rows]
+            return [ranking.Hit(*row) for row in rows]
 
         return self.read(run)
 
@@ -293,18 +293,18 @@ class RecallStore:
 
         return self.read(run, timeout_ms=timeout_ms)
 
-    def prefetch(self, query: str, *, sessions: Sequence[str], filters: recall.Filters,
+    def prefetch(self, query: str, *, sessions: Sequence[str], filters: ranking.Filters,
                  limit: int, min_score: float, min_coverage: float,
-                 timeout_ms: int) -> list[recall.Hit]:
+                 timeout_ms: int) -> list[ranking.Hit]:
         """A turn's recall in one pooled connection: leave out the sessions' newest turn, then
         search."""
-        def run(conn: psycopg.Connection[Any]) -> list[recall.Hit]:
+        def run(conn: psycopg.Connection[Any]) -> list[ranking.Hit]:
             exclude = list(filters.exclude)
             newest = self._newest_turn(conn, sessions)
             if newest is not None:
                 exclude.append(newest)
-            scoped = recall.Filters(filters.kinds, tuple(exclude), filters.since, filters.until)
-            return recall.search(_Backend(self, conn), query, filters=scoped, limit=limit,
+            scoped = ranking.Filters(filters.kinds, tuple(exclude), filters.since, filters.until)
+            return ranking.search(_Backend(self, conn), query, filters=scoped, limit=limit,
                                  min_score=min_score, min_coverage=min_coverage)
 
         return self.read(run, timeout_ms=timeout_ms)
@@ -349,7 +349,7 @@ class RecallStore:
         return {"schema": self.schema, "vacuumed": ["items", "terms"]}
 
 
-def _time_clauses(filters: recall.Filters, prefix: str = "") -> str:
+def _time_clauses(filters: ranking.Filters, prefix: str = "") -> str:
     """``AND`` conditions for the time filters that are set (none when none is: a condition
     that is always true still makes the planner prefer the time index)."""
     clauses = []
@@ -361,7 +361,7 @@ def _time_clauses(filters: recall.Filters, prefix: str = "") -> str:
 
 
 class _Backend:
-    """:class:`memhost.recall.Backend` over one connection."""
+    """:class:`memhost.recall.ranking.Backend` over one connection."""
 
     def __init__(self, store: RecallStore, conn: psycopg.Connection[Any]) -> None:
         self.store = store
@@ -392,9 +392,9 @@ class _Backend:
         self.df, self.live = df, live
         return dict(sorted(stems.items(), key=lambda kv: order[kv[0]])), df, live
 
-    def candidates(self, plan: recall.QueryPlan, words_of: dict[str, list[str]], *,
+    def candidates(self, plan: ranking.QueryPlan, words_of: dict[str, list[str]], *,
                    window: int, every_limit: int,
-                   filters: recall.Filters) -> dict[int, set[str]]:
+                   filters: ranking.Filters) -> dict[int, set[str]]:
         """The newest ``2 * window`` items (by the ``(user_id, id)`` index) that hold any
         searched stem, and every item of the stems that :attr:`df` says are rare (at most
         ``2 * window`` items each, through the GIN index); each then tested against every
@@ -435,7 +435,7 @@ class _Backend:
                 for row in rows}
 
     def fetch(self, ids: Sequence[int], stems: Sequence[str],
-              filters: recall.Filters) -> list[recall.Hit]:
+              filters: ranking.Filters) -> list[ranking.Hit]:
         # By primary key only (the other conditions are written so that no other index
         # applies): a handful of rows, whatever the planner knows about the table.
         rows = self.conn.execute(self.store._q(
@@ -449,7 +449,7 @@ class _Backend:
             {"stems": list(stems), "user": self.store.user_id, "ids": list(ids),
              "kinds": list(filters.kinds), "exclude": list(filters.exclude),
              "since": filters.since, "until": filters.until}).fetchall()
-        return [recall.Hit(r[0], r[1], r[2], r[3], r[4], frozenset(r[5] or ())) for r in rows]
+        return [ranking.Hit(r[0], r[1], r[2], r[3], r[4], frozenset(r[5] or ())) for r in rows]
 
 
 __all__ = ["RecallStore", "StoreError", "lock_key"]

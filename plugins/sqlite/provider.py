@@ -1,6 +1,6 @@
 """``sqlite``: local recall of past turns, notes and subtasks, in one SQLite file.
 
-The hooks are :class:`memhost.recallprovider.RecallProvider`'s; this file says how the store is
+The hooks are :class:`memhost.recall.RecallProvider`'s; this file says how the store is
 opened. In the order a session meets them:
 
 - ``check_available``: FTS5 with the porter tokenizer must be compiled into this Python's SQLite.
@@ -20,8 +20,8 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from memhost import hookimpl, recall
-from memhost.recallprovider import RecallProvider
+from memhost import hookimpl
+from memhost.recall import RecallProvider, ranking
 
 from .config_schema import CONFIG_SCHEMA
 from .store import RecallStore, fts5_problem
@@ -49,7 +49,7 @@ class SqliteRecall(RecallProvider):
     def open_store(self, home: Path, config: dict[str, Any]) -> RecallStore:
         """The store for ``config`` (also used by ``memhost recall stats|vacuum``)."""
         merged = self.settings(config)
-        busy = recall.int_setting(merged, "busy_timeout_ms", 5000, low=100, high=60000)
+        busy = ranking.int_setting(merged, "busy_timeout_ms", 5000, low=100, high=60000)
         store = RecallStore(database_path(home, merged), busy_timeout_ms=busy)
         store.migrate()
         return store

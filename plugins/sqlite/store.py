@@ -26,9 +26,9 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
-from memhost import recall
 from memhost.errors import RetryableError
 from memhost.files import PRIVATE_FILE, ensure_private_dir
+from memhost.recall import ranking
 
 from .migrations import MIGRATIONS, SCHEMA_VERSION, TOKENIZER
 
@@ -205,16 +205,16 @@ class RecallStore:
     @staticmethod
     def _insert(conn: sqlite3.Connection, *, key: str, kind: str, body: str, session_id: str,
                 created_at: float, target: str = "", origin: str = "",
-                status: str = recall.ACTIVE) -> int | None:
+                status: str = ranking.ACTIVE) -> int | None:
         """Insert one item; ``None`` when its key is already stored (a replayed write)."""
         cursor = conn.execute(
             "INSERT INTO items (key, kind, body, session_id, target, origin, created_at, status, "
             "status_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING",
             (key, kind, body, session_id, target, origin, created_at, status,
-             None if status == recall.ACTIVE else created_at))
+             None if status == ranking.ACTIVE else created_at))
         if not cursor.rowcount:
             return None
-        if status == recall.ACTIVE:
+        if status == ranking.ACTIVE:
             _count_terms(conn, [body], +1)
         return cursor.lastrowid
 
@@ -263,7 +263,7 @@ class RecallStore:
         now = time.time()
 
         def fresh_key() -> str:
-            return recall.item_key("fact", target, now, secrets.token_hex(8))
+            return ranking.item_key("fact", target, now, secrets.token_hex(8))
 
         def run(conn: sqlite3.Connection) -> None:
             new_id = None
@@ -272,12 +272,12 @@ class RecallStore:
                     "SELECT id FROM items WHERE kind = 'fact' AND target = ? AND body = ? AND "
                     "status = 'active' ORDER BY id LIMIT 1", (target, content)).fetchone()
                 new_id = row[0] if row else self._insert(
-                    conn, key=fresh_key(), kind=recall.FACT, body=content,
+                    conn, key=fresh_key(), kind=ranking.FACT, body=content,
                     session_id=session_id, created_at=now, target=target, origin=origin)
             if action not in ("replace", "remove") or not previous or not previous.strip() \
                     or previous == content:
                 return
-            status = recall.SUPERSEDED if action == "replace" else recall.RETIRED
+            status = ranking.SUPERSEDED if action == "replace" else ranking.RETIRED
             by = new_id if action == "replace" else None
             found = conn.execute(
                 "SELECT id FROM items WHERE kind = 'fact' AND target = ? AND body = ? AND "
@@ -286,7 +286,7 @@ class RecallStore:
                 self._set_status(conn, [row[0] for row in found], status, at=now, by=by)
             elif conn.execute("SELECT 1 FROM items WHERE kind = 'fact' AND target = ? AND "
                               "body = ?", (target, previous)).fetchone() is None:
-                self._insert(conn, key=fresh_key(), kind=recall.FACT, body=previous,
+                self._insert(conn, key=fresh_key(), kind=ranking.FACT, body=previous,
                              session_id=session_id, created_at=now, target=target,
                              origin=origin, status=status)
 
@@ -297,33 +297,33 @@ class RecallStore:
         def run(conn: sqlite3.Connection) -> dict[str, Any] | None:
             row = conn.execute("SELECT kind, status FROM items WHERE id = ?",
                                (item_id,)).fetchone()
-            if row is None or row[1] == recall.FORGOTTEN:
+            if row is None or row[1] == ranking.FORGOTTEN:
                 return None
-            self._set_status(conn, [item_id], recall.FORGOTTEN, at=time.time(), erase=True)
+            self._set_status(conn, [item_id], ranking.FORGOTTEN, at=time.time(), erase=True)
             return {"id": item_id, "kind": row[0], "was": row[1]}
 
         return self.write(run)
 
     # -- reads ------------------------------------------------------------------------------------
 
-    def search(self, query: str, *, filters: recall.Filters = recall.Filters(),
+    def search(self, query: str, *, filters: ranking.Filters = ranking.Filters(),
                limit: int = 10, min_score: float = 0.0,
-               min_coverage: float = 0.0) -> list[recall.Hit]:
-        """Items relevant to ``query``, best first (see :func:`memhost.recall.search`)."""
-        return self.read(lambda conn: recall.search(
+               min_coverage: float = 0.0) -> list[ranking.Hit]:
+        """Items relevant to ``query``, best first (see :func:`memhost.recall.ranking.search`)."""
+        return self.read(lambda conn: ranking.search(
             _Backend(conn), query, filters=filters, limit=limit, min_score=min_score,
             min_coverage=min_coverage))
 
-    def recent(self, *, kinds: Sequence[str] = recall.KINDS, since: float | None = None,
-               until: float | None = None, limit: int = 10) -> list[recall.Hit]:
+    def recent(self, *, kinds: Sequence[str] = ranking.KINDS, since: float | None = None,
+               until: float | None = None, limit: int = 10) -> list[ranking.Hit]:
         """The newest active items (a search without words)."""
-        def run(conn: sqlite3.Connection) -> list[recall.Hit]:
-            where, params = _where(recall.Filters(tuple(kinds), (), since, until))
+        def run(conn: sqlite3.Connection) -> list[ranking.Hit]:
+            where, params = _where(ranking.Filters(tuple(kinds), (), since, until))
             rows = conn.execute(
                 "SELECT i.id, i.kind, i.body, i.created_at, i.session_id FROM items AS i "
                 f"WHERE i.status = 'active' {where} ORDER BY i.created_at DESC, i.id DESC "
                 "LIMIT ?", [*params, limit]).fetchall()
-            return [recall.Hit(*row) for row in rows]
+            return [ranking.Hit(*row) for row in rows]
 
         return self.read(run)
 
@@ -342,12 +342,12 @@ class RecallStore:
 
         return self.read(run)
 
-    def prefetch(self, query: str, *, sessions: Sequence[str], filters: recall.Filters,
-                 limit: int, min_score: float, min_coverage: float) -> list[recall.Hit]:
+    def prefetch(self, query: str, *, sessions: Sequence[str], filters: ranking.Filters,
+                 limit: int, min_score: float, min_coverage: float) -> list[ranking.Hit]:
         """A turn's recall: leave out the sessions' newest turn, then search."""
         newest = self.last_turn(sessions)
         if newest is not None:
-            filters = recall.Filters(filters.kinds, (*filters.exclude, newest), filters.since,
+            filters = ranking.Filters(filters.kinds, (*filters.exclude, newest), filters.since,
                                      filters.until)
         return self.search(query, filters=filters, limit=limit, min_score=min_score,
                            min_coverage=min_coverage)
@@ -423,12 +423,12 @@ def _count_terms(conn: sqlite3.Connection, bodies: Sequence[str], delta: int) ->
     conn.execute("DELETE FROM temp.stem")
 
 
-def _where(filters: recall.Filters, *, kinds: bool = True) -> tuple[str, list[Any]]:
+def _where(filters: ranking.Filters, *, kinds: bool = True) -> tuple[str, list[Any]]:
     """SQL conditions (each starting with ``AND``, on ``items AS i``) for ``filters``. The
     unary ``+`` keeps them from choosing an index: they only ever narrow rows found by id or by
     the full-text index (without it, SQLite may walk a whole index to test them)."""
     clauses, params = [], []
-    if kinds and set(filters.kinds) != set(recall.KINDS):
+    if kinds and set(filters.kinds) != set(ranking.KINDS):
         clauses.append(f"AND +i.kind IN ({','.join('?' * len(filters.kinds))})")
         params += list(filters.kinds)
     if filters.exclude:
@@ -444,7 +444,7 @@ def _where(filters: recall.Filters, *, kinds: bool = True) -> tuple[str, list[An
 
 
 class _Backend:
-    """:class:`memhost.recall.Backend` over one connection of a :class:`RecallStore`."""
+    """:class:`memhost.recall.ranking.Backend` over one connection of a :class:`RecallStore`."""
 
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
@@ -471,7 +471,7 @@ class _Backend:
         return stems, df, live
 
     def _window(self, words: Sequence[str], *, every: bool, limit: int,
-                filters: recall.Filters) -> list[int]:
+                filters: ranking.Filters) -> list[int]:
         """The newest ``limit`` active items holding any (``every``: all) of ``words``: a walk
         of the index's doclists in rowid order that stops at ``limit``."""
         match = (" AND " if every else " OR ").join(_quote(w) for w in words)
@@ -479,15 +479,15 @@ class _Backend:
             sql = ("SELECT rowid FROM items_fts WHERE items_fts MATCH ? "
                    "ORDER BY rowid DESC LIMIT ?")
             return [r[0] for r in self.conn.execute(sql, (match, limit))]
-        where, params = _where(recall.Filters(since=filters.since, until=filters.until),
+        where, params = _where(ranking.Filters(since=filters.since, until=filters.until),
                                kinds=False)
         sql = ("SELECT i.id FROM items_fts JOIN items AS i ON i.id = items_fts.rowid "
                f"WHERE items_fts MATCH ? {where} ORDER BY items_fts.rowid DESC LIMIT ?")
         return [r[0] for r in self.conn.execute(sql, [match, *params, limit])]
 
-    def candidates(self, plan: recall.QueryPlan, words_of: dict[str, list[str]], *,
+    def candidates(self, plan: ranking.QueryPlan, words_of: dict[str, list[str]], *,
                    window: int, every_limit: int,
-                   filters: recall.Filters) -> dict[int, set[str]]:
+                   filters: ranking.Filters) -> dict[int, set[str]]:
         found: dict[int, set[str]] = {}
         for stem, words in words_of.items():
             for item in self._window(words, every=False, limit=window, filters=filters):
@@ -500,7 +500,7 @@ class _Backend:
         return found
 
     def fetch(self, ids: Sequence[int], stems: Sequence[str],
-              filters: recall.Filters) -> list[recall.Hit]:
+              filters: ranking.Filters) -> list[ranking.Hit]:
         conn = self.conn
         where, params = _where(filters)
         rows = conn.execute(
@@ -521,7 +521,7 @@ class _Backend:
                     list(stems)):
                 matched.setdefault(doc, set()).add(term)
         conn.execute("DELETE FROM temp.cand")
-        return [recall.Hit(row[0], row[1], row[2], row[3], row[4],
+        return [ranking.Hit(row[0], row[1], row[2], row[3], row[4],
                            frozenset(matched.get(row[0], ()))) for row in rows]
 
 

@@ -1,8 +1,8 @@
 """What discovery finds: provider candidates, load-failure records and the result of a scan.
 
-Pure records, shared by :mod:`memhost.discovery` (which scans) and :mod:`memhost.loading` (which
-imports one candidate). Load failures seen in this process are kept here, latest per provider,
-for listings and ``memhost doctor``.
+Pure records, shared by :mod:`memhost.discovery.scan` (which scans) and
+:mod:`memhost.discovery.loading` (which imports one candidate). Load failures seen in this process
+are kept here, latest per provider, for listings and ``memhost doctor``.
 """
 
 from __future__ import annotations

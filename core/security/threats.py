@@ -24,8 +24,8 @@ import unicodedata
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
-from memhost.redact import _LITERALS as _SECRET_LITERALS
-from memhost.redact import SECRET_PATTERNS
+from memhost.security.redact import _LITERALS as _SECRET_LITERALS
+from memhost.security.redact import SECRET_PATTERNS
 
 MAX_SCAN_CHARS = 65_536
 

@@ -4,9 +4,9 @@
 :class:`OpenAIChatModel` implements it for any server that speaks the OpenAI
 ``/v1/chat/completions`` protocol (llama.cpp's ``llama-server``, vLLM, Ollama, hosted APIs).
 
-httpx is imported inside the methods that send requests, so ``import memhost.llm`` stays cheap.
-Every failure is a :class:`ModelError` whose message says what to do about it; an API key never
-appears in one.
+httpx is imported inside the methods that send requests, so ``import memhost.review.llm`` stays
+cheap. Every failure is a :class:`ModelError` whose message says what to do about it; an API key
+never appears in one.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
 from memhost.errors import MemhostError
-from memhost.redact import redact
+from memhost.security.redact import redact
 
 if TYPE_CHECKING:  # pragma: no cover
     import httpx

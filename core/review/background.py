@@ -9,8 +9,8 @@ isolated from the host:
   never end up there;
 * it shares the builtin store object (its writes are real and durable), through its own
   ``memory`` tool whose origin is ``background_review``; replace and remove from it are staged
-  for approval (see :mod:`memhost.approval`);
-* it is shown which entries are stale (see :mod:`memhost.curator`) and, when some are, may
+  for approval (see :mod:`memhost.review.approval`);
+* it is shown which entries are stale (see :mod:`memhost.review.curator`) and, when some are, may
   confirm one with the small ``memory_confirm`` tool (metadata only) or propose to retire it
   with a staged remove;
 * it offers the model the ``memory`` tool (and ``memory_confirm`` when some entries are stale)
@@ -36,15 +36,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from memhost.approval import BACKGROUND, ApprovalGate
 from memhost.builtin_providers.tool import TOOL_NAME, MemoryTool, WriteGate
 from memhost.fencing import sanitize_context
+from memhost.review.approval import BACKGROUND, ApprovalGate
 from memhost.turns import flatten_content
 
 if TYPE_CHECKING:  # pragma: no cover
     from memhost.builtin_providers.store import MemoryStore
-    from memhost.llm import AssistantMessage, ChatModel
     from memhost.manager import MemoryManager
+    from memhost.review.llm import AssistantMessage, ChatModel
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +89,7 @@ than `memory`: any other tool is refused here.
 _TASK = ("Review the conversation above and update memory as the rules say. If nothing qualifies, "
          "answer exactly: Nothing to save.")
 
-# Appended to the system prompt when some entries are stale (see memhost.curator).
+# Appended to the system prompt when some entries are stale (see memhost.review.curator).
 _STALE = """\
 Entries that may be out of date (not updated or confirmed for a long time, or past the review \
 date a person set):
@@ -168,10 +168,10 @@ class ReviewResult:
 class Reviewer:
     """Runs background reviews for one host, one at a time.
 
-    ``model`` is any :class:`memhost.llm.ChatModel`. ``gate`` defaults to an
-    :class:`~memhost.approval.ApprovalGate` with approval off, so a review's replace and remove
-    are staged even when the host wires nothing. ``on_summary(text)`` receives a short line of
-    what changed ("User profile updated · Memory updated"), on the review's thread.
+    ``model`` is any :class:`memhost.review.llm.ChatModel`. ``gate`` defaults to an
+    :class:`~memhost.review.approval.ApprovalGate` with approval off, so a review's replace and
+    remove are staged even when the host wires nothing. ``on_summary(text)`` receives a short line
+    of what changed ("User profile updated · Memory updated"), on the review's thread.
     """
 
     def __init__(self, store: MemoryStore, model: ChatModel, *, gate: WriteGate | None = None,
@@ -206,7 +206,7 @@ class Reviewer:
         if model is None:
             if not (settings.base_url.strip() and settings.model.strip()):
                 return None
-            from memhost.llm import OpenAIChatModel
+            from memhost.review.llm import OpenAIChatModel
 
             model = OpenAIChatModel.from_settings(settings, manager.home)
         gate = ApprovalGate(manager.store, home=manager.home,
@@ -319,7 +319,7 @@ class Reviewer:
         ]
         tools = [schema]
         if stale:  # the confirm tool is offered only when there is something stale to confirm
-            from memhost.curator import CONFIRM_SCHEMA
+            from memhost.review.curator import CONFIRM_SCHEMA
 
             tools.append(CONFIRM_SCHEMA)
         for _ in range(self.max_iterations):
@@ -351,7 +351,7 @@ class Reviewer:
         current = snapshot if snapshot.strip() else "(memory is empty)"
         prompt = f"{REVIEW_PROMPT}\n\nMemory as it is now:\n\n{current}"
         if stale:
-            from memhost.curator import CONFIRM_TOOL
+            from memhost.review.curator import CONFIRM_TOOL
 
             lines = [f"- [{s.target}] {_cap(self.store.shown_entries(s.target, [s.text])[0], 160)}"
                      f" ({s.reason})" for s in stale]
@@ -360,7 +360,7 @@ class Reviewer:
 
     def _stale(self) -> list[Any]:
         """The oldest stale entries (reading them never refreshes them); ``[]`` on any error."""
-        from memhost.curator import DAY, stale_entries
+        from memhost.review.curator import DAY, stale_entries
 
         try:
             return stale_entries(self.store, self.stale_after_days * DAY)[:STALE_SHOWN]
@@ -419,7 +419,7 @@ class Reviewer:
     def _confirm(self, call: Any, result: ReviewResult) -> dict[str, Any]:
         """The review's ``memory_confirm``: only the entry's metadata changes (never its text),
         so it is applied, not staged."""
-        from memhost.curator import confirm
+        from memhost.review.curator import confirm
 
         try:
             arguments = call.parsed_arguments()
@@ -463,7 +463,7 @@ def reviewer_from_config(manager: MemoryManager) -> Reviewer | None:
     when it is enabled and names a server and a model. A setting that cannot work (a base_url
     that is not a URL) turns the review off with a warning and an entry in ``status()``
     problems; it never stops the host from starting."""
-    from memhost.llm import ModelError
+    from memhost.review.llm import ModelError
 
     try:
         return Reviewer.for_manager(manager)
@@ -479,7 +479,7 @@ def _check(cancel: threading.Event) -> None:
 
 
 def _is_model_error(exc: BaseException) -> bool:
-    from memhost.llm import ModelError
+    from memhost.review.llm import ModelError
 
     return isinstance(exc, ModelError)
 

@@ -27,7 +27,8 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any
 
-from memhost import hookimpl, recall
+from memhost import hookimpl
+from memhost.recall import ranking
 
 #: A session transcript is stored up to this many characters (its most recent part).
 SESSION_MAX_CHARS = 50_000
@@ -82,10 +83,10 @@ class RecallProvider(ABC):
         return {**self.defaults, **{k: v for k, v in (config or {}).items() if v is not None}}
 
     def _int(self, key: str, low: int, high: int) -> int:
-        return recall.int_setting(self.config, key, int(self.defaults[key]), low=low, high=high)
+        return ranking.int_setting(self.config, key, int(self.defaults[key]), low=low, high=high)
 
     def _float(self, key: str, low: float, high: float) -> float:
-        return recall.float_setting(self.config, key, float(self.defaults[key]), low=low,
+        return ranking.float_setting(self.config, key, float(self.defaults[key]), low=low,
                                     high=high)
 
     def maintenance(self, home: Path, config: dict[str, Any], action: str) -> dict[str, Any]:
@@ -140,25 +141,25 @@ class RecallProvider(ABC):
             return None
         max_items = self._int("max_items", 1, 50)
         hits = store.prefetch(query, sessions=self._lineage(session_id or self.session_id),
-                              filters=recall.Filters(recall.PREFETCH_KINDS), limit=max_items,
+                              filters=ranking.Filters(ranking.PREFETCH_KINDS), limit=max_items,
                               min_score=self._float("min_score", 0, 50),
                               min_coverage=self._float("min_coverage", 0, 1),
                               **self.recall_options())
-        return recall.format_hits(hits, max_chars=self._int("max_chars", 200, 20000),
+        return ranking.format_hits(hits, max_chars=self._int("max_chars", 200, 20000),
                                   max_items=max_items)
 
     @hookimpl
     def pre_compress(self, session_id: str, messages: list[dict[str, Any]]) -> str | None:
         store = self.store
-        text = recall.user_text(messages)
+        text = ranking.user_text(messages)
         if store is None or not text.strip():
             return None
         # A whole conversation is a long query: the coverage floor would ask too much of it.
-        hits = store.search(text, filters=recall.Filters((recall.FACT,)),
+        hits = store.search(text, filters=ranking.Filters((ranking.FACT,)),
                             limit=self._int("max_items", 1, 50),
                             min_score=self._float("min_score", 0, 50), min_coverage=0.0,
                             **self.recall_options())
-        return recall.format_hits(hits, max_chars=self._int("max_chars", 200, 20000),
+        return ranking.format_hits(hits, max_chars=self._int("max_chars", 200, 20000),
                                   max_items=self._int("max_items", 1, 50),
                                   header="Stored facts relevant to this conversation:")
 
@@ -176,8 +177,8 @@ class RecallProvider(ABC):
             return
         if not user_content.strip() or not assistant_content.strip():
             return
-        store.add(key=recall.turn_key(session_id, user_content, assistant_content, messages),
-                  kind=recall.TURN, body=recall.turn_body(user_content, assistant_content),
+        store.add(key=ranking.turn_key(session_id, user_content, assistant_content, messages),
+                  kind=ranking.TURN, body=ranking.turn_body(user_content, assistant_content),
                   session_id=session_id)
 
     @hookimpl
@@ -185,9 +186,9 @@ class RecallProvider(ABC):
         store = self._writable()
         if store is None or not self.config.get("store_sessions", True):
             return
-        text = recall.transcript(messages, max_chars=SESSION_MAX_CHARS)
+        text = ranking.transcript(messages, max_chars=SESSION_MAX_CHARS)
         if text:
-            store.add(key=recall.item_key("session", session_id, text), kind=recall.SESSION,
+            store.add(key=ranking.item_key("session", session_id, text), kind=ranking.SESSION,
                       body=text, session_id=session_id)
 
     @hookimpl
@@ -195,8 +196,8 @@ class RecallProvider(ABC):
         store = self._writable()
         if store is None or not (task.strip() or result.strip()):
             return
-        store.add(key=recall.item_key("subtask", session_id, child_session_id, task, result),
-                  kind=recall.SUBTASK, body=recall.subtask_body(task, result),
+        store.add(key=ranking.item_key("subtask", session_id, child_session_id, task, result),
+                  kind=ranking.SUBTASK, body=ranking.subtask_body(task, result),
                   session_id=session_id)
 
     @hookimpl
@@ -212,35 +213,35 @@ class RecallProvider(ABC):
 
     @hookimpl
     def tool_schemas(self) -> list[dict[str, Any]]:
-        return recall.tool_schemas(self.store_label)
+        return ranking.tool_schemas(self.store_label)
 
     @hookimpl
     def handle_tool_call(self, tool_name: str, arguments: dict[str, Any]) -> str:
         store = self.store
         if store is None:
-            return recall.error(self.not_open)
+            return ranking.error(self.not_open)
         try:
-            if tool_name == recall.SEARCH_TOOL:
-                args = recall.search_args(arguments)
-                if recall.query_words(args.query):
-                    hits = store.search(args.query, limit=args.limit, filters=recall.Filters(
+            if tool_name == ranking.SEARCH_TOOL:
+                args = ranking.search_args(arguments)
+                if ranking.query_words(args.query):
+                    hits = store.search(args.query, limit=args.limit, filters=ranking.Filters(
                         since=args.since, until=args.until))
                 else:
                     hits = store.recent(since=args.since, until=args.until, limit=args.limit)
                 found = hits[: args.limit]
-                return recall.answer(count=len(found), results=[h.as_dict() for h in found])
-            if tool_name == recall.FORGET_TOOL:
-                item_id = recall.forget_id(arguments)
+                return ranking.answer(count=len(found), results=[h.as_dict() for h in found])
+            if tool_name == ranking.FORGET_TOOL:
+                item_id = ranking.forget_id(arguments)
                 if not self.writes:
-                    return recall.error("This session cannot change the recall store.")
+                    return ranking.error("This session cannot change the recall store.")
                 forgotten = store.forget(item_id)
                 if forgotten is None:
-                    return recall.error(f"No stored item has id {item_id} (or it was forgotten "
+                    return ranking.error(f"No stored item has id {item_id} (or it was forgotten "
                                         "already); recall_search shows the ids.")
-                return recall.answer(forgotten=forgotten)
-        except recall.ToolArgumentError as exc:
-            return recall.error(str(exc))
-        return recall.error(f"Unknown tool {tool_name!r}.")
+                return ranking.answer(forgotten=forgotten)
+        except ranking.ToolArgumentError as exc:
+            return ranking.error(str(exc))
+        return ranking.error(f"Unknown tool {tool_name!r}.")
 
 
 __all__ = ["RecallProvider", "SESSION_MAX_CHARS"]

@@ -38,9 +38,10 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
-from memhost import __version__, loopback
+from memhost import __version__
 from memhost.errors import MemhostError
 from memhost.manager import MemoryManager
+from memhost.web import loopback
 
 log = logging.getLogger("memhost.mcp")
 

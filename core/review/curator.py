@@ -42,7 +42,7 @@ from memhost.files import atomic_write_bytes, locked, read_json_or
 
 if TYPE_CHECKING:  # pragma: no cover
     from memhost.builtin_providers.tool import WriteGate
-    from memhost.llm import ChatModel
+    from memhost.review.llm import ChatModel
 
 log = logging.getLogger(__name__)
 
@@ -237,7 +237,7 @@ def confirm(store: MemoryStore, target: str, match: str, *, by: str = "cli",
     return answer
 
 
-# The background review's own small tool (see memhost.review): confirming an entry the
+# The background review's own small tool (see memhost.review.background): confirming an entry the
 # conversation showed to be still true. It only touches the sidecar.
 CONFIRM_TOOL = "memory_confirm"
 CONFIRM_SCHEMA: dict[str, Any] = {
@@ -315,7 +315,7 @@ def archivable(state: EntryState, *, now: float, older_than: float) -> bool:
 
 
 def _pending_archives(home: Path) -> set[tuple[str, str]]:
-    from memhost.approval import PendingStore
+    from memhost.review.approval import PendingStore
 
     waiting = set()
     for record in PendingStore(home).list():
@@ -332,8 +332,8 @@ def curate(store: MemoryStore, *, dry_run: bool = False, archive_older_than: flo
            targets: Iterable[str] | None = None) -> CurateReport:
     """Archive stale, unpinned entries older than ``archive_older_than`` seconds, oldest first,
     at most ``max_per_run`` of them. ``gate`` is the write gate
-    (:class:`memhost.approval.ApprovalGate`): with write approval on, each archive is staged as
-    a pending write instead of applied. A dry run reads only."""
+    (:class:`memhost.review.approval.ApprovalGate`): with write approval on, each archive is staged
+    as a pending write instead of applied. A dry run reads only."""
     from memhost.builtin_providers.store import Unreadable
 
     now = store.clock() if now is None else now
@@ -500,7 +500,7 @@ def propose_changes(store: MemoryStore, model: ChatModel, *, home: Path | None =
     A proposal touching a pinned entry, matching nothing or several entries, or with content the
     store would refuse, is refused and the model is told why. Model failures end the pass and
     are kept in ``error``; nothing is raised for them."""
-    from memhost.llm import ModelError
+    from memhost.review.llm import ModelError
 
     now = store.clock() if now is None else now
     chosen = _targets(store, targets)
@@ -536,7 +536,7 @@ def propose_changes(store: MemoryStore, model: ChatModel, *, home: Path | None =
 
 def _handle_proposal(store: MemoryStore, call: Any, report: MergeReport, *, home: Path,
                      stage: bool, targets: list[str], limit: int) -> dict[str, Any]:
-    from memhost import approval
+    from memhost.review import approval
 
     def refuse(why: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
         args = args or {}

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from string import Template
 
+from memhost.discovery.manifest import NAME_PATTERN, RESERVED_NAMES
 from memhost.errors import MemhostError
-from memhost.manifest import NAME_PATTERN, RESERVED_NAMES
 
 
 class ScaffoldError(MemhostError):

@@ -7,12 +7,12 @@ reported with their paths, never silently ignored):
 2. user: ``<home>/plugins/<name>/``;
 3. entry points: group ``memhost.providers`` of installed distributions.
 
-A folder provider has a ``plugin.toml`` (see :mod:`memhost.manifest`); folders whose names start
-with ``_`` or ``.`` are ignored. :func:`discover` reads manifests and entry-point metadata only:
-no provider code runs. :func:`load_provider` imports and instantiates one provider (see
-:mod:`memhost.loading`), and every way that can fail is a :class:`~memhost.errors.ProviderError`
-saying exactly what failed; the failure is also kept as a :class:`LoadFailure` record (with the
-traceback) for ``memhost doctor``.
+A folder provider has a ``plugin.toml`` (see :mod:`memhost.discovery.manifest`); folders whose
+names start with ``_`` or ``.`` are ignored. :func:`discover` reads manifests and entry-point
+metadata only: no provider code runs. :func:`load_provider` imports and instantiates one provider
+(see :mod:`memhost.discovery.loading`), and every way that can fail is a
+:class:`~memhost.errors.ProviderError` saying exactly what failed; the failure is also kept as a
+:class:`LoadFailure` record (with the traceback) for ``memhost doctor``.
 
 Environment: ``MEMHOST_DISABLED_PROVIDERS=a,b`` blocks names; ``MEMHOST_STRICT_PROVIDERS=1`` makes
 discovery raise on a broken provider instead of recording it (and the manager raise when the
@@ -29,7 +29,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from memhost.candidates import (
+from memhost.discovery.candidates import (
     DISABLED_ENV,
     Candidate,
     Discovery,
@@ -39,15 +39,15 @@ from memhost.candidates import (
     recorded_failures,
     recorded_items,
 )
-from memhost.errors import ConfigError, ProviderError
-from memhost.loading import has_hookimpls, instantiate, load_candidate
-from memhost.manifest import (
+from memhost.discovery.loading import has_hookimpls, instantiate, load_candidate
+from memhost.discovery.manifest import (
     MANIFEST_NAME,
     NAME_PATTERN,
     RESERVED_NAMES,
     ManifestError,
     read_manifest,
 )
+from memhost.errors import ConfigError, ProviderError
 
 log = logging.getLogger("memhost.discovery")
 
@@ -116,7 +116,7 @@ def _scan_folders(root: Path, source: str) -> list[Candidate]:
 
 
 def _folder_candidate(folder: Path, source: str, *, match_name: bool = True) -> Candidate:
-    from memhost.requirements import missing_requirements, pip_command
+    from memhost.discovery.requirements import missing_requirements, pip_command
 
     try:
         manifest = read_manifest(folder)

@@ -23,9 +23,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memhost import threats
 from memhost.builtin_providers.entries import canonical_entry
 from memhost.builtin_providers.store import FILENAMES, MemoryStore
+from memhost.security import threats
 from filelock import Timeout
 
 from memhost.files import atomic_write_json, ensure_private_dir, locked, read_json_or
@@ -321,7 +321,7 @@ class ApprovalGate:
 
     def decide(self, proposal: dict[str, Any], *, origin: str,
                session_id: str) -> dict[str, Any] | None:
-        from memhost.review import in_review_thread
+        from memhost.review.background import in_review_thread
 
         background = origin == BACKGROUND or in_review_thread()
         if not self.enabled and not (background and _is_destructive(proposal)):

@@ -14,7 +14,7 @@ import os
 import traceback
 from typing import Any
 
-from memhost.candidates import (
+from memhost.discovery.candidates import (
     DISABLED_ENV,
     Candidate,
     ProviderLoadError,
@@ -45,14 +45,14 @@ def load_candidate(candidate: Candidate) -> Any:
         if candidate.source == "entrypoint":
             module = importlib.import_module(module_name)
         else:
-            from memhost import pathload
+            from memhost.discovery import pathload
 
             assert candidate.path is not None
             module = pathload.load_module(candidate.path, module_name, name=candidate.name)
     except KeyboardInterrupt:
         raise
     except BaseException as exc:
-        from memhost.pathload import EntryModuleMissing
+        from memhost.discovery.pathload import EntryModuleMissing
 
         if isinstance(exc, EntryModuleMissing):
             _fail(candidate, f"{label}: plugin.toml entry = {candidate.entry!r} names a "
@@ -62,7 +62,7 @@ def load_candidate(candidate: Candidate) -> Any:
         provider = _provider_object(module, attribute, label, candidate)
     except ProviderError:
         if candidate.source != "entrypoint" and candidate.path is not None:
-            from memhost import pathload
+            from memhost.discovery import pathload
 
             # Forget the modules, so that a fix on disk is read at the next attempt.
             pathload.unload(candidate.name, candidate.path)

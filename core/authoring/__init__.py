@@ -1,0 +1,7 @@
+"""Authoring: tools for people who write memory providers.
+
+:mod:`~memhost.authoring.scaffold` writes a small, working provider to start from (``memhost
+providers new``); :mod:`~memhost.authoring.checker` loads one provider in isolation and runs it
+through its paces (``memhost providers check``); :mod:`~memhost.authoring.contract` is the pytest
+contract suite, which provider authors import from its stable path, :mod:`memhost.testing`.
+"""
