@@ -1,0 +1,43 @@
+"""Invisible characters: the ones a person reviewing a memory cannot see but a model reads.
+
+Zero-width spaces, soft hyphens, bidi controls, the tag block (U+E0000–E007F, which spells
+ASCII invisibly), variation selectors, Hangul fillers and their kin can split a word so a
+pattern misses it, or carry a whole hidden instruction. The set is Unicode's own:
+``Default_Ignorable_Code_Point`` plus the format category ``Cf``, through the ``regex`` package,
+so it follows the Unicode version that package ships instead of a list kept by hand.
+
+Scanners and detectors look at :func:`strip_invisible` of a text; a person is shown
+:func:`reveal_invisible`, where each hidden character is written out in ``\\u200b`` notation.
+"""
+
+from __future__ import annotations
+
+import regex
+
+INVISIBLE = regex.compile(r"[\p{Default_Ignorable_Code_Point}\p{Cf}]")
+
+
+def has_invisible(text: str) -> bool:
+    """Whether ``text`` holds any invisible character."""
+    # ASCII has none, and most text is ASCII: skip the Unicode-property search for it.
+    return not text.isascii() and INVISIBLE.search(text) is not None
+
+
+def strip_invisible(text: str) -> str:
+    """``text`` without its invisible characters (the text a scanner should judge)."""
+    if text.isascii():
+        return text
+    return INVISIBLE.sub("", text)
+
+
+def _notation(match: regex.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+def reveal_invisible(text: str) -> str:
+    """``text`` with each invisible character written out (``\\u200b``, ``\\U000e0041``), for
+    a person to see what a model would read."""
+    if text.isascii():
+        return text
+    return INVISIBLE.sub(_notation, text)
