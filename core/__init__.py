@@ -19,6 +19,8 @@ __version__ = "0.1.0"
 hookimpl = pluggy.HookimplMarker("memhost")
 
 _LAZY = {
+    "MemoryEntry": "memhost.builtin_providers.view",
+    "MemoryHub": "memhost.hub",
     "MemoryManager": "memhost.manager",
     "Turn": "memhost.manager",
     "ShutdownReport": "memhost.worker",
@@ -28,6 +30,8 @@ _LAZY = {
 __all__ = [
     "ConfigError",
     "MemhostError",
+    "MemoryEntry",
+    "MemoryHub",
     "MemoryManager",
     "ProviderError",
     "RetryableError",
@@ -39,6 +43,8 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # pragma: no cover
+    from memhost.builtin_providers.view import MemoryEntry
+    from memhost.hub import MemoryHub
     from memhost.fencing import StreamScrubber
     from memhost.manager import MemoryManager, Turn
     from memhost.worker import ShutdownReport

@@ -24,10 +24,12 @@ def check_available(config: dict[str, Any]) -> str | None:
 
 
 @hookspec
-def initialize(session_id: str, home: Path, config: dict[str, Any], context: str) -> None:
+def initialize(session_id: str, home: Path, config: dict[str, Any], context: str,
+               user_id: str) -> None:
     """Once per session, on the host's thread; may block briefly (open a connection).
     ``context`` is ``primary``, ``subagent``, ``cron`` or ``review``; only ``primary`` sessions
-    should write."""
+    should write. ``user_id`` is ``""`` in a home without users; under a ``MemoryHub`` it names
+    the user, ``home`` is that user's folder, and everything stored must be that user's alone."""
 
 
 @hookspec

@@ -24,6 +24,7 @@ from typing import Any
 from memhost.builtin_providers.provider import NAME as BUILTIN
 from memhost.builtin_providers.provider import BuiltinProvider
 from memhost.builtin_providers.store import Change, MemoryStore
+from memhost.builtin_providers.view import MemoryEntry, read_entries
 from memhost.config import Config, load_config, validate
 from memhost.errors import ProviderError
 from memhost.fencing import build_context_block
@@ -32,8 +33,15 @@ from memhost.outbox import Journal, Outbox, Record
 from memhost.providers import FAILED, Provider, ProviderSet
 from memhost.review.approval import ApprovalGate, PendingStore
 from memhost.security.redact import redact, redact_many
-from memhost.toolschemas import RESERVED_TOOL_NAMES, SchemaProblem, normalise_tool_schema
+from memhost.toolcalls import ToolCallShapeError, read_tool_call
+from memhost.toolschemas import (
+    RESERVED_TOOL_NAMES,
+    SchemaProblem,
+    normalise_tool_schema,
+    shape_tool_schema,
+)
 from memhost.turns import NudgeCounter, count_user_turns, flatten_content, is_trivial
+from memhost.users import open_user_home
 from memhost.worker import BackgroundWorker, ShutdownReport, Task
 
 log = logging.getLogger("memhost")
@@ -64,9 +72,13 @@ class MemoryManager:
     """Builtin memory first, then at most one external provider, driven through one session."""
 
     def __init__(self, home: Path, config: Config | None = None, *,
-                 reserved_tools: tuple[str, ...] = ()) -> None:
-        self.home = home
-        self.config = config if config is not None else load_config(home)
+                 reserved_tools: tuple[str, ...] = (), user_id: str = "") -> None:
+        #: Where config.toml, .env and provider folders are. ``home`` is where this manager's
+        #: memory is: the same folder, or ``<home>/users/<user_id>/`` for one of many users.
+        self.settings_home = home
+        self.user_id = user_id
+        self.home = home = open_user_home(home, user_id) if user_id else home
+        self.config = config if config is not None else load_config(self.settings_home)
         settings = self.config.memory
         self.store = MemoryStore.from_settings(home, settings)
         self.session_id = ""
@@ -95,6 +107,8 @@ class MemoryManager:
         self._system_prompt: str | None = None
         self._shutdown_report: ShutdownReport | None = None
         self._shutdown_lock = threading.Lock()
+        self._open_turns = 0  # begun and not yet finished; see ``busy``
+        self._turns_lock = threading.Lock()
 
         # Write approval reads the host's confirm callback when a write happens, so a host may
         # set it after construction (set_confirm_callback).
@@ -105,17 +119,25 @@ class MemoryManager:
         self.store.subscribe(self._mirror)
 
     @classmethod
-    def from_home(cls, home: str | Path | None = None, **overrides: Any) -> MemoryManager:
+    def from_home(cls, home: str | Path | None = None, *, user_id: str = "",
+                  **overrides: Any) -> MemoryManager:
         """Read ``<home>/config.toml`` (``overrides`` replace ``[memory]`` keys), register the
         builtin provider and the configured external one. A configured provider that cannot be
-        used is reported (WARNING, :meth:`status`, ``memhost doctor``), never silently skipped."""
+        used is reported (WARNING, :meth:`status`, ``memhost doctor``), never silently skipped.
+        With ``user_id``, the manager of that user's memory in ``<home>/users/<user_id>/``."""
         resolved = memhost_home(home)
         config = load_config(resolved)
         if overrides:
             data = config.model_dump()
             data["memory"].update(overrides)
             config = validate(data, config_path(resolved))
-        manager = cls(resolved, config)
+        return cls.from_config(resolved, config, user_id=user_id)
+
+    @classmethod
+    def from_config(cls, home: Path, config: Config, *, user_id: str = "") -> MemoryManager:
+        """:meth:`from_home` with the config already read (a :class:`memhost.MemoryHub`
+        reads it once for all its users)."""
+        manager = cls(home, config, user_id=user_id)
         manager._activate_configured()
         from memhost.review.background import reviewer_from_config
 
@@ -137,7 +159,7 @@ class MemoryManager:
         if self._external is not None:
             message = (f"refused: external provider {self._external.name!r} is already active and "
                        "only one external provider runs at a time; choose which one with "
-                       f"memory.provider in {config_path(self.home)}")
+                       f"memory.provider in {config_path(self.settings_home)}")
             log.warning("memory provider %r %s", name, message)
             self._problem(name, message)
             return False
@@ -151,7 +173,7 @@ class MemoryManager:
 
         before, warned = len(self.problems), False
         try:
-            plugin = discovery.load_provider(name, self.home)
+            plugin = discovery.load_provider(name, self.settings_home)
             if self.register_provider(plugin, name=name):
                 return
             # Refused or unavailable: _add already logged why; restate it with the config key.
@@ -161,7 +183,7 @@ class MemoryManager:
         except ProviderError as exc:
             why = str(exc)
         message = (f"configured memory provider {name!r} (memory.provider in "
-                   f"{config_path(self.home)}) is not active: {why.rstrip('.')}. Only the builtin "
+                   f"{config_path(self.settings_home)}) is not active: {why.rstrip('.')}. Only the builtin "
                    "memory is active.")
         self._problem(name, message)
         if not warned:
@@ -244,7 +266,7 @@ class MemoryManager:
         from memhost.discovery import runtime_config
 
         # With a config schema: defaults, stored values and secrets; else the raw table.
-        return runtime_config(name, self.home, table)
+        return runtime_config(name, self.settings_home, table)
 
     # -- session ---------------------------------------------------------------------------------
 
@@ -262,7 +284,8 @@ class MemoryManager:
 
     def _initialize(self, provider: Provider) -> None:
         self._providers.call(provider, "initialize", session_id=self.session_id, home=self.home,
-                             config=self._provider_config(provider.name), context=self.context)
+                             config=self._provider_config(provider.name), context=self.context,
+                             user_id=self.user_id)
         if provider is self._external:
             self._replay_if_due()
 
@@ -274,11 +297,19 @@ class MemoryManager:
             self._system_prompt = "\n\n".join(p.strip() for p in parts if p and p.strip())
         return self._system_prompt
 
-    def tool_schemas(self) -> list[dict[str, Any]]:
-        return copy.deepcopy(self._schemas)
+    def tool_schemas(self, format: str = "bare") -> list[dict[str, Any]]:
+        """The memory tools in the shape a model API wants: ``bare`` (``{name, description,
+        parameters}``), ``openai`` or ``anthropic``. A copy."""
+        return [shape_tool_schema(schema, format) for schema in copy.deepcopy(self._schemas)]
 
-    def call_tool(self, name: str, arguments: dict[str, Any] | str | None) -> str:
-        """Run a memory tool the model called; always answers with a JSON string."""
+    def call_tool(self, call: Any, arguments: dict[str, Any] | str | None = None) -> str:
+        """Run a memory tool the model called: a tool name and its arguments, or the tool call
+        as the model API sent it back (see :mod:`memhost.toolcalls`). Always answers with a JSON
+        string."""
+        try:
+            name, arguments = read_tool_call(call, arguments)
+        except ToolCallShapeError as exc:
+            return _json_error(str(exc))
         provider = self._tools.get(name)
         if provider is None:
             return _json_error(f"No memory tool is named {name!r}. Available: "
@@ -309,7 +340,9 @@ class MemoryManager:
 
     def begin_turn(self, user_message: Any) -> Turn:
         """Start a user turn: reset per-turn state, tick the review nudge, recall."""
-        self._turns += 1
+        with self._turns_lock:
+            self._turns += 1
+            self._open_turns += 1
         self.builtin.tool.reset_turn()
         if self.reviewer is not None:
             self.reviewer.cancel()
@@ -364,6 +397,8 @@ class MemoryManager:
                     messages: list[dict[str, Any]] | None = None) -> None:
         """After the reply was delivered: sync the turn, warm the next recall, and start the
         background review when due. Nothing happens for an interrupted turn."""
+        with self._turns_lock:
+            self._open_turns = max(0, self._open_turns - 1)
         due, self._review_due = self._review_due, False
         user, answer = flatten_content(user_message), flatten_content(reply)
         if interrupted or not user.strip() or not answer.strip():
@@ -419,6 +454,29 @@ class MemoryManager:
             self._nudge.resume(0)
             self._system_prompt = None
             self._initialize(self._providers.get(BUILTIN))  # type: ignore[arg-type]
+
+    @property
+    def open_turns(self) -> int:
+        """Turns begun and not yet finished: a :class:`memhost.MemoryHub` never closes a manager
+        in the middle of a turn to make room for another user."""
+        with self._turns_lock:
+            return self._open_turns
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`shutdown` ran."""
+        return self._shutdown_report is not None
+
+    def entries(self, target: str = "memory") -> list[MemoryEntry]:
+        """The builtin memory's entries of ``target`` (``memory`` or ``user``) as they are on
+        disk now, each with its metadata."""
+        return read_entries(self.store, target)
+
+    def __enter__(self) -> MemoryManager:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.shutdown()
 
     def end_session(self, messages: list[dict[str, Any]] | None = None) -> None:
         self._submit_write("session_end", [("session_end", {
@@ -557,6 +615,7 @@ class MemoryManager:
         configured = self.config.memory.provider.strip()
         return {
             "home": str(self.home),
+            "user_id": self.user_id or None,
             "session_id": self.session_id,
             "context": self.context,
             "turns": self._turns,

@@ -54,3 +54,21 @@ def normalise_tool_schema(schema: Any) -> dict[str, Any]:
     if not isinstance(description, str):
         raise SchemaProblem(f"tool {name!r}: 'description' must be a string")
     return {"name": name.strip(), "description": description, "parameters": parameters}
+
+
+#: The shapes :func:`shape_tool_schema` produces, by the API that wants them.
+TOOL_FORMATS = ("bare", "openai", "anthropic")
+
+
+def shape_tool_schema(schema: dict[str, Any], format: str) -> dict[str, Any]:
+    """A bare schema in the shape a model API takes in its request's ``tools`` list:
+    ``bare`` as is, ``openai`` wrapped as ``{"type": "function", "function": ...}`` (chat
+    completions), ``anthropic`` as ``{"name", "description", "input_schema"}`` (messages)."""
+    if format == "bare":
+        return schema
+    if format == "openai":
+        return {"type": "function", "function": schema}
+    if format == "anthropic":
+        return {"name": schema["name"], "description": schema["description"],
+                "input_schema": schema["parameters"]}
+    raise ValueError(f"format must be one of {', '.join(TOOL_FORMATS)}, not {format!r}")

@@ -33,7 +33,7 @@ class TestSqliteContract(ProviderContract):
 @pytest.fixture
 def provider(home: Path) -> Any:
     made = load_folder_provider(FOLDER)
-    made.initialize(session_id="s-now", home=home, config={}, context="primary")
+    made.initialize(session_id="s-now", home=home, config={}, context="primary", user_id="")
     yield made
     made.shutdown()
 

@@ -341,7 +341,7 @@ def _session(report: Report, runner: HookRunner, config: dict[str, Any], prefetc
     with tempfile.TemporaryDirectory(prefix="memhost-check-") as scratch:
         calls: list[tuple[str, dict[str, Any], float]] = [
             ("initialize", {"session_id": SESSION_ID, "home": Path(scratch), "config": config,
-                            "context": "primary"}, BOUNDS["initialize"] * scale),
+                            "context": "primary", "user_id": ""}, BOUNDS["initialize"] * scale),
             ("prefetch", {"query": "When do deployments happen?", "session_id": SESSION_ID},
              prefetch_bound * scale),
             ("sync_turn", {"user_content": TURN[0], "assistant_content": TURN[1],

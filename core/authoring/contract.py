@@ -54,7 +54,7 @@ def hook_arguments(hook: str, *, home: Path, config: dict[str, Any] | None = Non
     samples: dict[str, dict[str, Any]] = {
         "check_available": {"config": dict(config or {})},
         "initialize": {"session_id": session_id, "home": home, "config": dict(config or {}),
-                       "context": "primary"},
+                       "context": "primary", "user_id": ""},
         "prompt_fragment": {"session_id": session_id},
         "tool_schemas": {},
         "prefetch": {"query": QUERY, "session_id": session_id},

@@ -47,6 +47,8 @@ class RecallProvider(ABC):
         self.store: Any = None
         self.config: dict[str, Any] = dict(self.defaults)
         self.home: Path | None = None
+        #: The MemoryHub user this instance serves ("" in a home without users).
+        self.user_id = ""
         self.session_id = ""
         self.writes = True
         # Session ids that continue one conversation (rotate for compress, branch, resume...):
@@ -101,9 +103,10 @@ class RecallProvider(ABC):
 
     @hookimpl
     def initialize(self, session_id: str, home: Path, config: dict[str, Any],
-                   context: str) -> None:
+                   context: str, user_id: str) -> None:
         self.config = self.settings(config)
         self.session_id = session_id
+        self.user_id = user_id  # "" in a home without users; see open_store
         self.writes = context == "primary"
         self.home = Path(home)
         self.start(self.home)

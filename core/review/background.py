@@ -208,7 +208,7 @@ class Reviewer:
                 return None
             from memhost.review.llm import OpenAIChatModel
 
-            model = OpenAIChatModel.from_settings(settings, manager.home)
+            model = OpenAIChatModel.from_settings(settings, manager.settings_home)
         gate = ApprovalGate(manager.store, home=manager.home,
                             enabled=manager.config.memory.write_approval)
         options.setdefault("max_iterations", settings.max_iterations)

@@ -19,7 +19,8 @@ CONFIG_SCHEMA = ProviderConfigSchema(
                     description="Whose memory this is. Everything is stored and searched under "
                                 "it, so users sharing one database never see each other's rows; "
                                 "use the same id on every machine that should share memory. "
-                                "Blank: your login name on this machine."),
+                                "Blank: your login name on this machine. A MemoryHub (many "
+                                "users in one home) uses each user's own id instead."),
         ConfigField("max_chars", label="Recall budget (characters)", kind="number", default=1500,
                     min=200, max=20000, step=1,
                     description="At most this many characters of recalled items go into a turn."),

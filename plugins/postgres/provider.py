@@ -39,6 +39,12 @@ def user_id(config: dict[str, Any]) -> str:
         return "default"
 
 
+def application_name(config: dict[str, Any], hub_user: str, owner: str) -> str:
+    """How the store's connections show in ``pg_stat_activity``: named for their one user, or,
+    under a MemoryHub (whose users share one pool), for the schema they serve."""
+    return f"memhost-hub {config['schema']}" if hub_user else f"memhost-recall {owner}"
+
+
 def prefetch_timeout(home: Path) -> float:
     """The manager's ``memory.prefetch_timeout`` for ``home`` (8 s when it cannot be read)."""
     try:
@@ -68,14 +74,14 @@ class PostgresRecall(RecallProvider):
                                        high=600000)
         # A recall must give up before the manager stops waiting for it.
         read = max(100, min(statement, int(prefetch_timeout(home) * 1000 * 0.5)))
-        owner = user_id(merged)
+        owner = self.user_id or user_id(merged)
         return RecallStore(
             str(merged["dsn"]), schema=str(merged["schema"]), user_id=owner,
             pool_size=ranking.int_setting(merged, "pool_size", 4, low=1, high=64),
             connect_timeout=ranking.float_setting(merged, "connect_timeout", 5.0, low=1,
                                                  high=120),
             statement_timeout_ms=statement, read_timeout_ms=read,
-            application_name=f"memhost-recall {owner}")
+            application_name=application_name(merged, self.user_id, owner))
 
     @hookimpl
     def check_available(self, config: dict[str, Any]) -> str | None:

@@ -26,6 +26,7 @@ from psycopg_pool import ConnectionPool
 from memhost.errors import RetryableError
 from memhost.recall import ranking
 
+from . import pools
 from .migrations import BOOTSTRAP, MIGRATIONS, SCHEMA_VERSION, TS_CONFIG
 
 log = logging.getLogger("memhost.plugins.postgres")
@@ -60,7 +61,11 @@ class RecallStore:
         self.connect_timeout = connect_timeout
         self._lock = threading.Lock()
         self._ready = False
-        self.pool = ConnectionPool(
+        # Stores that connect the same way share one pool (see pools.py): a MemoryHub's users
+        # then hold at most pool_size connections between them.
+        self._pool_key = (dsn, max(1, pool_size), connect_timeout, statement_timeout_ms,
+                          application_name[:63])
+        self.pool = pools.borrow(self._pool_key, lambda: ConnectionPool(
             conninfo=dsn, min_size=1, max_size=max(1, pool_size), open=False,
             name=f"memhost-recall-{schema}", timeout=connect_timeout,
             # prepare_threshold=None: never prepare server-side. A prepared statement gets a
@@ -68,8 +73,9 @@ class RecallStore:
             # whole posting list instead of the newest rows costs a hundred times more.
             kwargs={"connect_timeout": max(1, int(connect_timeout)),
                     "application_name": application_name[:63], "prepare_threshold": None},
-            configure=self._configure, reconnect_timeout=300.0)
+            configure=self._configure, reconnect_timeout=300.0))
         self._opened = False
+        self._returned = False
 
     # -- connections ------------------------------------------------------------------------------
 
@@ -99,9 +105,10 @@ class RecallStore:
     def close(self) -> None:
         with self._lock:
             self._ready = False
-            if self._opened:
-                self.pool.close(timeout=2.0)
-                self._opened = False
+            self._opened = False
+            if not self._returned:
+                self._returned = True
+                pools.give_back(self._pool_key, self.pool, timeout=2.0)
 
     @contextmanager
     def _connection(self, timeout_ms: int | None = None):  # type: ignore[no-untyped-def]

@@ -31,11 +31,15 @@ log = logging.getLogger("memhost.plugins.sqlite")
 DEFAULTS = CONFIG_SCHEMA.defaults()
 
 
-def database_path(home: Path, config: dict[str, Any]) -> Path:
-    """The configured database file: relative to ``home``, ``~`` expanded."""
+def database_path(home: Path, config: dict[str, Any], user_id: str = "") -> Path:
+    """The configured database file: relative to ``home``, ``~`` expanded. Under a MemoryHub
+    ``home`` is the user's folder, so a relative path is already one file per user; an absolute
+    one gets the user's id in its name (``recall.db`` -> ``recall.<user_id>.db``)."""
     raw = config.get("path") or DEFAULTS["path"]
     path = Path(str(raw)).expanduser()
-    return path if path.is_absolute() else Path(home) / path
+    if not path.is_absolute():
+        return Path(home) / path
+    return path.with_name(f"{path.stem}.{user_id}{path.suffix}") if user_id else path
 
 
 class SqliteRecall(RecallProvider):
@@ -50,13 +54,13 @@ class SqliteRecall(RecallProvider):
         """The store for ``config`` (also used by ``memhost recall stats|vacuum``)."""
         merged = self.settings(config)
         busy = ranking.int_setting(merged, "busy_timeout_ms", 5000, low=100, high=60000)
-        store = RecallStore(database_path(home, merged), busy_timeout_ms=busy)
+        store = RecallStore(database_path(home, merged, self.user_id), busy_timeout_ms=busy)
         store.migrate()
         return store
 
     def maintenance(self, home: Path, config: dict[str, Any], action: str) -> dict[str, Any]:
         """``memhost recall stats|vacuum``: never creates a database that is not there."""
-        path = database_path(home, self.settings(config))
+        path = database_path(home, self.settings(config), self.user_id)
         if not path.exists():
             raise FileNotFoundError(f"no recall database at {path} yet (it is created when the "
                                     "sqlite provider first runs)")
@@ -75,7 +79,7 @@ class SqliteRecall(RecallProvider):
 
     def start(self, home: Path) -> None:
         """Open the configured file, unless it is the one already open."""
-        path = database_path(home, self.config)
+        path = database_path(home, self.config, self.user_id)
         with self._lock:
             if self.store is not None and self.store.path == path:
                 return

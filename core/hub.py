@@ -1,0 +1,171 @@
+"""Many users in one process: :class:`MemoryHub`.
+
+A gateway or a web service keeps one hub for its home. ``hub.manager(user_id)`` is that user's
+:class:`~memhost.MemoryManager`: its builtin memory is in ``<home>/users/<user_id>/``, and its
+external provider serves that user alone (``initialize`` gets the user's folder as ``home`` and
+the id as ``user_id``). What users share is read once: ``config.toml``, ``.env``, provider
+folders; and what a provider shares across its instances, such as the postgres connection pool,
+is shared across users.
+
+At most ``max_open`` managers stay open. Opening one more closes the least recently used one
+that is between turns: its queued writes are delivered within ``memory.shutdown_timeout``, or
+kept in its outbox and delivered when the user comes back. A manager with a turn open
+(``begin_turn`` without its ``finish_turn``), or handed out less than ``MIN_IDLE_SECONDS`` ago,
+is never closed under the host, so the bound can be passed for as long as every open manager is
+in use. A user whose manager was closed gets a new one from the next ``manager(user_id)``, with
+the session it had restarted (and so a fresh snapshot of the memory).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+from memhost.config import Config, load_config, validate
+from memhost.home import config_path, memhost_home
+from memhost.manager import MemoryManager
+from memhost.users import check_user_id, list_users
+from memhost.worker import ShutdownReport
+
+log = logging.getLogger("memhost.hub")
+
+DEFAULT_MAX_OPEN = 64
+#: A manager handed out this recently counts as in use: the host is about to call it.
+MIN_IDLE_SECONDS = 1.0
+
+
+class MemoryHub:
+    """The managers of the users of one home, at most ``max_open`` of them open at once."""
+
+    def __init__(self, home: str | Path | None = None, *, max_open: int = DEFAULT_MAX_OPEN,
+                 **overrides: Any) -> None:
+        if isinstance(max_open, bool) or not isinstance(max_open, int) or max_open < 1:
+            raise ValueError(f"max_open must be a whole number of at least 1, not {max_open!r}")
+        self.home = memhost_home(home)
+        config = load_config(self.home)
+        if overrides:  # [memory] keys, validated like the file
+            data = config.model_dump()
+            data["memory"].update(overrides)
+            config = validate(data, config_path(self.home))
+        self.config: Config = config
+        self.max_open = max_open
+        self._open: OrderedDict[str, MemoryManager] = OrderedDict()
+        self._handed_out: dict[str, float] = {}
+        self._closing: dict[str, threading.Event] = {}
+        self._sessions: dict[str, tuple[str, str]] = {}  # user -> (session_id, context)
+        self._opening: dict[str, threading.Lock] = {}
+        self._lock = threading.Lock()
+        self._closed = False
+        self.closed_to_make_room = 0
+
+    # -- users -----------------------------------------------------------------------------------
+
+    def manager(self, user_id: str) -> MemoryManager:
+        """``user_id``'s manager, opened now if it is not open (:class:`memhost.users.UserIdError`
+        for an id that cannot name a folder). Ask for it when a turn starts and use it at once;
+        don't keep it across turns, since a manager between turns may be closed to make room."""
+        check_user_id(user_id)
+        with self._lock:
+            opening = self._opening.setdefault(user_id, threading.Lock())
+        with opening:  # one opening per user at a time, so a user never has two managers
+            self._wait_until_closed(user_id)
+            with self._lock:
+                self._check_not_closed()
+                manager = self._open.get(user_id)
+                if manager is not None and not manager.closed:
+                    self._open.move_to_end(user_id)
+                    self._handed_out[user_id] = time.monotonic()
+                    return manager
+                self._open.pop(user_id, None)
+                session = self._sessions.pop(user_id, None)
+            manager = MemoryManager.from_config(self.home, self.config, user_id=user_id)
+            if session is not None:
+                manager.start_session(session[0], context=session[1])
+            with self._lock:
+                self._open[user_id] = manager
+                self._handed_out[user_id] = time.monotonic()
+                victims = self._make_room()
+        for victim, old in victims:  # outside every lock: a shutdown may take its whole bound
+            self._close(victim, old)
+        return manager
+
+    def _wait_until_closed(self, user_id: str) -> None:
+        with self._lock:
+            closing = self._closing.get(user_id)
+        if closing is not None:
+            closing.wait()
+
+    def _make_room(self) -> list[tuple[str, MemoryManager]]:
+        """Take the least recently used idle managers over the bound out of the open set."""
+        excess = len(self._open) - self.max_open
+        now = time.monotonic()
+        victims = []
+        for user_id, manager in self._open.items():
+            if len(victims) >= excess:
+                break
+            if manager.open_turns == 0 and now - self._handed_out.get(user_id, 0) >= MIN_IDLE_SECONDS:
+                victims.append((user_id, manager))
+        for user_id, manager in victims:
+            del self._open[user_id]
+            self._handed_out.pop(user_id, None)
+            self._closing[user_id] = threading.Event()
+            if manager.session_id:
+                self._sessions[user_id] = (manager.session_id, manager.context)
+        if victims:
+            self.closed_to_make_room += len(victims)
+            log.info("memory hub: closing %d idle manager(s) to stay within max_open=%d",
+                     len(victims), self.max_open)
+        return victims
+
+    def _close(self, user_id: str, manager: MemoryManager,
+               timeout: float | None = None) -> ShutdownReport:
+        try:
+            return manager.shutdown(timeout)
+        finally:
+            with self._lock:
+                done = self._closing.pop(user_id, None)
+            if done is not None:
+                done.set()
+
+    def _check_not_closed(self) -> None:
+        if self._closed:
+            raise RuntimeError("this MemoryHub is closed; make a new one")
+
+    def users(self) -> list[str]:
+        """Every user with a folder under ``<home>/users/``, open or not."""
+        return list_users(self.home)
+
+    # -- the whole hub ---------------------------------------------------------------------------
+
+    def close(self, timeout: float | None = None) -> dict[str, ShutdownReport]:
+        """Shut every open manager down, each within ``timeout`` (default
+        ``memory.shutdown_timeout``), one after another; their reports by user."""
+        with self._lock:
+            self._closed = True
+            managers = list(self._open.items())
+            self._open.clear()
+            for user_id, _ in managers:
+                self._closing[user_id] = threading.Event()
+        reports = {user_id: self._close(user_id, manager, timeout) for user_id, manager in managers}
+        for user_id in list(self._closing):
+            self._wait_until_closed(user_id)  # managers a concurrent opening was closing
+        return reports
+
+    def status(self) -> dict[str, Any]:
+        """JSON-ready: the home, the open users (least recently used first) and the bound."""
+        with self._lock:
+            return {"home": str(self.home), "open": list(self._open), "max_open": self.max_open,
+                    "closed_to_make_room": self.closed_to_make_room, "closed": self._closed}
+
+    def __enter__(self) -> MemoryHub:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+__all__ = ["DEFAULT_MAX_OPEN", "MemoryHub"]

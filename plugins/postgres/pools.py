@@ -1,0 +1,43 @@
+"""Connection pools shared by every store of one process that connects the same way.
+
+A ``MemoryHub`` opens one provider instance, and so one recall store, per user. If each store
+made its own pool, a gateway serving 200 users would hold 200 pools and their connections; the
+stores borrow one pool here instead, keyed by everything that shapes a connection, so a process
+keeps at most ``pool_size`` connections to one database whatever the number of users. The pool
+closes when the last store that borrowed it gives it back.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Hashable
+
+from psycopg_pool import ConnectionPool
+
+_lock = threading.Lock()
+#: key -> [pool, how many stores hold it]
+_pools: dict[Hashable, list[object]] = {}
+
+
+def borrow(key: Hashable, make: Callable[[], ConnectionPool]) -> ConnectionPool:
+    """The pool for ``key``; made (not yet opened) by ``make`` when there is none."""
+    with _lock:
+        entry = _pools.get(key)
+        if entry is None:
+            entry = _pools[key] = [make(), 0]
+        entry[1] = int(entry[1]) + 1  # type: ignore[call-overload]
+        return entry[0]  # type: ignore[return-value]
+
+
+def give_back(key: Hashable, pool: ConnectionPool, *, timeout: float = 2.0) -> None:
+    """A store is done with ``pool``; the last one to give it back closes it."""
+    with _lock:
+        entry = _pools.get(key)
+        last = entry is None or entry[0] is not pool or int(entry[1]) <= 1  # type: ignore[call-overload]
+        if entry is not None and entry[0] is pool:
+            if last:
+                del _pools[key]
+            else:
+                entry[1] = int(entry[1]) - 1  # type: ignore[call-overload]
+    if last:
+        pool.close(timeout=timeout)  # outside the lock: closing waits for connections
