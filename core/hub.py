@@ -61,6 +61,8 @@ class MemoryHub:
         self._lock = threading.Lock()
         self._closed = False
         self.closed_to_make_room = 0
+        #: Seconds after being handed out during which a manager counts as in use.
+        self.min_idle = MIN_IDLE_SECONDS
 
     # -- users -----------------------------------------------------------------------------------
 
@@ -107,7 +109,7 @@ class MemoryHub:
         for user_id, manager in self._open.items():
             if len(victims) >= excess:
                 break
-            if manager.open_turns == 0 and now - self._handed_out.get(user_id, 0) >= MIN_IDLE_SECONDS:
+            if manager.open_turns == 0 and now - self._handed_out.get(user_id, 0) >= self.min_idle:
                 victims.append((user_id, manager))
         for user_id, manager in victims:
             del self._open[user_id]

@@ -57,7 +57,7 @@ def settings(dsn: str, schema: str) -> dict[str, Any]:
 @pytest.fixture
 def provider(home: Path, settings: dict[str, Any]) -> Any:
     made = load_folder_provider(FOLDER)
-    made.initialize(session_id="s-now", home=home, config=settings, context="primary")
+    made.initialize(session_id="s-now", home=home, config=settings, context="primary", user_id="")
     yield made
     made.shutdown()
 
@@ -141,7 +141,7 @@ def test_an_unreachable_server_keeps_writes_for_later(home: Path) -> None:
     made = load_folder_provider(FOLDER)
     config = {"dsn": "host=127.0.0.1 port=1 dbname=test user=postgres", "connect_timeout": 1,
               "schema": "nowhere"}
-    made.initialize(session_id="s", home=home, config=config, context="primary")
+    made.initialize(session_id="s", home=home, config=config, context="primary", user_id="")
     try:
         with pytest.raises(RetryableError):
             made.sync_turn(user_content="the albatross report", assistant_content="done",
@@ -175,7 +175,7 @@ def test_two_hosts_starting_at_once_migrate_once(dsn: str, tmp_path: Path) -> No
             barrier.wait()
             made.initialize(session_id=f"s{number}", home=tmp_path,
                             config={"dsn": dsn, "schema": fresh, "user_id": "u"},
-                            context="primary")
+                            context="primary", user_id="")
             made.sync_turn(user_content=f"host {number} reporting on the magpie rollout",
                            assistant_content="ok", session_id=f"s{number}", messages=[])
         except BaseException as exc:
@@ -197,7 +197,7 @@ def test_statements_time_out_before_the_manager_stops_waiting(home: Path,
                                                               settings: dict[str, Any]) -> None:
     configure(home, "postgres", memory={"prefetch_timeout": 1.0})
     made = load_folder_provider(FOLDER)
-    made.initialize(session_id="s", home=home, config=settings, context="primary")
+    made.initialize(session_id="s", home=home, config=settings, context="primary", user_id="")
     try:
         assert made.recall_timeout_ms == 500
         with made.store.pool.connection() as conn:

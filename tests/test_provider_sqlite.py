@@ -105,7 +105,7 @@ def test_one_private_file_in_wal_mode_migrated_once(home: Path, provider: Any) -
 def test_a_configured_path_is_used_relative_to_the_home(home: Path) -> None:
     made = load_folder_provider(FOLDER)
     made.initialize(session_id="s", home=home, config={"path": "data/mine.db"},
-                    context="primary")
+                    context="primary", user_id="")
     try:
         assert (home / "data" / "mine.db").is_file() and not (home / "recall.db").exists()
     finally:
@@ -118,7 +118,7 @@ def test_a_file_from_a_newer_memhost_is_refused(home: Path) -> None:
         conn.execute("PRAGMA user_version = 99")
     made = load_folder_provider(FOLDER)
     with pytest.raises(Exception, match="newer than this memhost"):
-        made.initialize(session_id="s", home=home, config={}, context="primary")
+        made.initialize(session_id="s", home=home, config={}, context="primary", user_id="")
 
 
 # -- storing ---------------------------------------------------------------------------------------
@@ -185,7 +185,7 @@ def test_session_end_and_subtasks_store_what_they_are_given(recall_home: Path) -
 
 def test_only_primary_sessions_write(home: Path) -> None:
     made = load_folder_provider(FOLDER)
-    made.initialize(session_id="s", home=home, config={}, context="subagent")
+    made.initialize(session_id="s", home=home, config={}, context="subagent", user_id="")
     made.sync_turn(user_content="secret plans for zebra", assistant_content="ok then",
                    session_id="s", messages=[])
     made.on_builtin_write(action="add", target="memory", content="zebra note",
@@ -364,7 +364,7 @@ def test_bad_tool_arguments_get_a_json_error(provider: Any, tool: str,
 def test_a_write_locked_out_raises_retryable_error(home: Path) -> None:
     made = load_folder_provider(FOLDER)
     made.initialize(session_id="s", home=home, config={"busy_timeout_ms": 100},
-                    context="primary")
+                    context="primary", user_id="")
     blocker = sqlite3.connect(home / "recall.db", isolation_level=None)
     blocker.execute("BEGIN EXCLUSIVE")
     try:
