@@ -15,35 +15,34 @@ from memhost.builtin_providers.store import FILENAMES, TARGETS, MemoryStore, Out
 TOOL_NAME = "memory"
 MAX_FAILURES_PER_TURN = 3
 
+# Sent with every model request, so every word earns its place: the whole schema stays under
+# 2,300 characters of JSON (tests/test_tool.py measures it), its guidance kept.
 _DESCRIPTION = """\
-Keep durable facts that should still be true in future sessions. Whatever is saved here is \
-placed in the system prompt of every later session, so keep entries short and worth their space.
+Save durable facts for future sessions. Entries go into every later session's system prompt, \
+so keep them short and worth their space.
 
-HOW: make all changes of one moment in ONE call with 'operations' (a list of add/replace/remove \
-steps). The batch is all-or-nothing and the character budget is checked only on the final result, \
-so a single call can free room and add. The answer reports usage and says when the change is \
-complete; do not repeat a completed change. Use the bare action/content/old_text fields for a \
-single change only.
+HOW: make all changes at once in ONE call with 'operations' (add/replace/remove steps). \
+The batch is all-or-nothing and the budget is checked on the final result, so one call can free \
+room and add. The answer reports usage and says when it is done; don't repeat it. Bare \
+action/content/old_text are for a single change.
 
-WHEN: save without being asked when the user tells you about themselves, corrects you, states a \
-preference, or when you learn a stable fact about their environment, conventions or tools. \
-Priority: the user's preferences and corrections, then environment facts, then anything else. \
-Good memory means the user never has to repeat themselves.
+WHEN: save unasked when the user tells you about themselves, corrects you or states a \
+preference, or you learn a stable fact about their environment, conventions or tools. \
+Priority: preferences and corrections, then environment facts, then the rest. Good memory \
+spares the user repeating themselves.
 
-FULL: when an add is refused for lack of room, the answer lists the current entries. Reissue it \
-as ONE batch that removes or shortens stale entries and adds the new one.
+FULL: a refused add lists the current entries; reissue it as ONE batch that removes or \
+shortens stale entries and adds the new one.
 
 {targets}
 
-Write declarative facts ("User prefers short answers"), not commands ("Always answer briefly").
+Write facts ('User prefers short answers'), not commands.
 
-DO NOT SAVE: trivial or obvious facts, things easy to look up again, raw data or logs, task \
-progress, records of finished work, temporary TODO state. Procedures and how-tos belong in \
-skills or docs, not in memory."""
+DO NOT SAVE: trivial or obvious facts, things easy to look up, raw data or logs, task progress, \
+records of finished work, temporary TODO state. Procedures belong in skills or docs."""
 
-_BOTH_TARGETS = ("TARGETS: 'user' holds who the user is (name, role, preferences, communication "
-                 "style); 'memory' holds your own notes (environment, project conventions, tool "
-                 "quirks, lessons learned).")
+_BOTH_TARGETS = ("TARGETS: 'user' is who the user is (name, role, preferences, style); 'memory' "
+                 "is your own notes (environment, conventions, tool quirks, lessons).")
 
 _TARGET_ONLY = {
     "memory": ("The enabled store: 'memory' for your own notes.",
@@ -56,13 +55,9 @@ _TARGET_ONLY = {
 
 _OP_SCHEMA = {
     "type": "object",
-    "properties": {
-        "action": {"type": "string", "enum": ["add", "replace", "remove"]},
-        "content": {"type": "string", "description": "The entry text, for add and replace."},
-        "new_text": {"type": "string", "description": "Alias of content."},
-        "old_text": {"type": "string",
-                     "description": "For replace and remove: a short unique part of the entry."},
-    },
+    "properties": {"action": {"type": "string", "enum": ["add", "replace", "remove"]},
+                   "content": {"type": "string"}, "new_text": {"type": "string"},
+                   "old_text": {"type": "string"}},
     "required": ["action"],
 }
 
@@ -72,7 +67,7 @@ def tool_schema(enabled_targets: tuple[str, ...] = TARGETS) -> dict[str, Any] | 
     if not enabled_targets:
         return None
     target = {"type": "string", "enum": list(enabled_targets),
-              "description": "'user' for the user profile, 'memory' for your own notes."}
+              "description": "'user': the user profile; 'memory': your notes."}
     targets_line = _BOTH_TARGETS
     if len(enabled_targets) == 1:
         target["description"], targets_line = _TARGET_ONLY[enabled_targets[0]]
@@ -84,18 +79,14 @@ def tool_schema(enabled_targets: tuple[str, ...] = TARGETS) -> dict[str, Any] | 
             "type": "object",
             "properties": {
                 "action": {"type": "string", "enum": ["add", "replace", "remove"],
-                           "description": "A single change; leave out when using operations."},
+                           "description": "One change; omit with operations."},
                 "target": target,
-                "content": {"type": "string",
-                            "description": "The entry text; required for add and replace."},
+                "content": {"type": "string", "description": "Entry text, for add and replace."},
                 "old_text": {"type": "string", "description": (
-                    "Required for replace and remove: a short unique part of the entry to change. "
-                    "The whole entry is replaced or removed.")},
-                "new_text": {"type": "string",
-                             "description": "Alias of content; if both are given, content wins."},
+                    "For replace and remove: a short unique part of the entry.")},
+                "new_text": {"type": "string", "description": "Alias of content."},
                 "operations": {"type": "array", "items": copy.deepcopy(_OP_SCHEMA), "description": (
-                    "Several changes applied atomically in one call, checked against the final "
-                    "budget. Preferred for more than one change, and to make room.")},
+                    "Several changes, applied atomically against the final budget.")},
             },
             "required": ["target"],
         },

@@ -74,6 +74,11 @@ class TestSchema:
                        "task progress", "TODO", "raw data", "skills"):
             assert phrase in text, phrase
 
+    @pytest.mark.parametrize("enabled", [("memory", "user"), ("memory",), ("user",)])
+    def test_schema_is_under_2300_characters_of_json(self, enabled: tuple[str, ...]) -> None:
+        # Sent with every model request: the guidance above must fit in this.
+        assert len(json.dumps(tool_schema(enabled))) < 2300
+
     @pytest.mark.parametrize(("enabled", "only"), [(("memory",), "memory"), (("user",), "user")])
     def test_narrows_to_the_one_enabled_store(self, enabled: tuple[str, ...], only: str) -> None:
         schema = tool_schema(enabled)
