@@ -17,7 +17,7 @@ USERS_DIR = "users"
 MAX_USER_ID = 64
 # Lower case only: macOS and Windows fold case in file names, so 'Alice' and 'alice' would share
 # one folder, and so one memory.
-_USER_ID = re.compile(r"^[a-z0-9][a-z0-9._@-]*$")
+_USER_ID = re.compile(r"[a-z0-9][a-z0-9._@-]*")
 ALLOWED = ("1 to 64 characters: lower-case letters, digits, '.', '_', '-' and '@', starting "
            "with a letter or a digit, and no '..'")
 
@@ -35,7 +35,7 @@ def check_user_id(user_id: object) -> str:
     if len(user_id) > MAX_USER_ID:
         raise UserIdError(f"user id {user_id[:16]!r}... is {len(user_id)} characters long; use "
                           f"{ALLOWED}")
-    if not _USER_ID.match(user_id) or ".." in user_id:
+    if not _USER_ID.fullmatch(user_id) or ".." in user_id:
         # repr(): a control character in the id is shown escaped, never sent to the terminal.
         raise UserIdError(f"user id {user_id!r} is not allowed (no path separators, spaces, "
                           f"control characters or upper case); use {ALLOWED}")

@@ -1,0 +1,160 @@
+"""MemoryHub: one manager per user under <home>/users/<id>/, a bound on open managers, user ids
+that cannot name anything but a user's folder."""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+
+import pytest
+
+from memhost import MemoryHub, MemoryManager
+from memhost.users import UserIdError, check_user_id
+from providers_for_tests import Recorder
+from recall_helpers import configure
+
+
+def add(memory: MemoryManager, text: str) -> None:
+    answer = json.loads(memory.call_tool("memory", {"action": "add", "target": "user",
+                                                    "content": text}))
+    assert answer["success"], answer
+
+
+@pytest.mark.parametrize("bad", [
+    "", "..", ".", "../alice", "alice/../bob", "a/b", "a\\b", "/etc", "al ice", "Alice",
+    "alice\n", "al\x00ice", "al\x1bice", "a..b", "-alice", ".hidden", "x" * 65, "ålice", 42, None,
+])
+def test_user_ids_that_could_name_anything_else_are_refused(home: Path, bad: object) -> None:
+    with MemoryHub(home) as hub:
+        with pytest.raises(UserIdError) as caught:
+            hub.manager(bad)  # type: ignore[arg-type]
+    assert "lower-case letters, digits" in str(caught.value)
+    assert "\n" not in str(caught.value) and "\x00" not in str(caught.value)
+    assert not (home / "users").exists() or not any((home / "users").iterdir())
+
+
+@pytest.mark.parametrize("good", ["alice", "user-042", "a.b_c-d", "bob@example.com", "7", "x" * 64])
+def test_user_ids_allowed(good: str) -> None:
+    assert check_user_id(good) == good
+
+
+def test_each_user_has_their_own_memory_folder(home: Path) -> None:
+    with MemoryHub(home) as hub:
+        for user in ("alice", "bob"):
+            memory = hub.manager(user)
+            memory.start_session(f"chat-{user}")
+            add(memory, f"User's name is {user.title()}.")
+        assert hub.manager("alice") is hub.manager("alice")
+        assert hub.users() == ["alice", "bob"]
+        assert hub.manager("alice").home == home / "users" / "alice"
+        assert hub.manager("alice").status()["user_id"] == "alice"
+    for user in ("alice", "bob"):
+        text = (home / "users" / user / "memories" / "USER.md").read_text(encoding="utf-8")
+        assert text == f"User's name is {user.title()}."
+    for folder in (home / "users", home / "users" / "alice"):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert not (home / "memories" / "USER.md").exists()
+
+
+def test_a_home_without_users_is_as_before(home: Path) -> None:
+    with MemoryManager.from_home(home) as memory:
+        memory.start_session("chat-1")
+        add(memory, "User's name is Ada.")
+        assert memory.home == memory.settings_home == home
+        assert memory.status()["user_id"] is None
+    assert (home / "memories" / "USER.md").read_text(encoding="utf-8") == "User's name is Ada."
+    assert not (home / "users").exists()
+
+
+def test_users_share_the_config_and_its_secrets(home: Path) -> None:
+    configure(home, "sqlite", memory={"user_char_limit": 100})
+    with MemoryHub(home) as hub:
+        memory = hub.manager("alice")
+        memory.start_session("chat-1")
+        assert memory.status()["external_provider"] == "sqlite"
+        assert memory.store.limits["user"] == 100
+        add(memory, "User likes green tea.")
+        memory.begin_turn("What tea does the user like?")
+        memory.finish_turn("What tea does the user like?", "Green tea.")
+        assert memory.flush(10)
+    # The sqlite provider got the user's folder as its home: one database per user.
+    assert (home / "users" / "alice" / "recall.db").exists()
+    assert not (home / "recall.db").exists()
+
+
+def test_the_least_recently_used_idle_manager_is_closed_to_make_room(home: Path) -> None:
+    recorders: dict[str, Recorder] = {}
+    with MemoryHub(home, max_open=2) as hub:
+        hub.min_idle = 0.0
+
+        def open_user(user: str) -> MemoryManager:
+            memory = hub.manager(user)
+            if user not in recorders:
+                recorders[user] = Recorder()
+                memory.register_provider(recorders[user], name="recorder")
+                memory.start_session(f"chat-{user}")
+            return memory
+
+        alice = open_user("alice")
+        open_user("bob")
+        alice.begin_turn("A turn that is still open.")  # alice is mid-turn: never closed
+        hub.manager("bob")  # bob is now more recent than alice, but alice is busy
+        carol = open_user("carol")
+        assert hub.status()["open"] == ["alice", "carol"]
+        assert hub.closed_to_make_room == 1
+        assert "shutdown" in recorders["bob"].hooks() and "shutdown" not in recorders["alice"].hooks()
+        alice.finish_turn("A turn that is still open.", "Done.")
+        assert alice.flush(5) and recorders["alice"].of("sync_turn")
+
+        # bob comes back: a new manager, with the session bob had, started again.
+        bob = hub.manager("bob")
+        assert bob.session_id == "chat-bob" and not bob.closed
+        assert hub.status()["open"] == ["carol", "bob"]  # alice (idle, least recent) closed
+        assert carol is hub.manager("carol")
+
+
+def test_a_closed_manager_keeps_its_queued_writes_in_the_outbox(home: Path) -> None:
+    from providers_for_tests import WedgedSync
+
+    wedged = WedgedSync()
+    with MemoryHub(home, max_open=1, shutdown_timeout=0.3) as hub:
+        hub.min_idle = 0.0
+        alice = hub.manager("alice")
+        alice.register_provider(wedged, name="wedged")
+        alice.start_session("chat-alice")
+        alice.begin_turn("Remember the blue door.")
+        alice.finish_turn("Remember the blue door.", "Noted.")
+        alice.finish_turn("Remember the red door.", "Noted.", interrupted=True)
+        alice.begin_turn("And the green door.")
+        alice.finish_turn("And the green door.", "Noted.")
+        assert wedged.entered.wait(5)
+        hub.manager("bob")  # alice is idle: closed, within its bound, her writes kept
+        report = alice.status()["shutdown"]
+        assert report["status"] == "timed_out" and report["kept_in_outbox"] >= 1
+        wedged.release.set()
+    journals = list((home / "users" / "alice" / "outbox" / "wedged").glob("*.jsonl"))
+    assert journals, "the writes alice's manager could not deliver are not in her outbox"
+
+
+def test_a_manager_the_host_shut_down_is_replaced(home: Path) -> None:
+    with MemoryHub(home) as hub:
+        first = hub.manager("alice")
+        first.start_session("chat-1")
+        first.shutdown()
+        second = hub.manager("alice")
+        assert second is not first and not second.closed
+
+
+def test_a_closed_hub_refuses_new_managers(home: Path) -> None:
+    hub = MemoryHub(home)
+    memory = hub.manager("alice")
+    reports = hub.close()
+    assert memory.closed and reports["alice"].status == "drained"
+    with pytest.raises(RuntimeError, match="closed"):
+        hub.manager("alice")
+
+
+def test_max_open_must_be_positive(home: Path) -> None:
+    with pytest.raises(ValueError, match="max_open"):
+        MemoryHub(home, max_open=0)
