@@ -61,6 +61,18 @@ class ReviewSettings(BaseModel):
     max_chars: Annotated[int, Field(ge=1_000, le=1_000_000)] = 24_000
 
 
+class ChatSettings(BaseModel):
+    """The ``[chat]`` table: the model ``memhost chat`` talks to (the review has its own)."""
+
+    model_config = _STRICT
+
+    base_url: str = ""
+    model: str = ""
+    api_key_env: str = "MEMHOST_CHAT_API_KEY"
+    timeout: Seconds = 120.0
+    max_retries: Annotated[int, Field(ge=0, le=10)] = 3
+
+
 class CuratorSettings(BaseModel):
     """The ``[curator]`` table."""
 
@@ -77,6 +89,7 @@ class Config(BaseModel):
 
     memory: MemorySettings = MemorySettings()
     review: ReviewSettings = ReviewSettings()
+    chat: ChatSettings = ChatSettings()
     curator: CuratorSettings = CuratorSettings()
     providers: dict[str, dict[str, Any]] = {}
 

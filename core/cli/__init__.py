@@ -26,6 +26,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"memhost {__version__}")
     parser.add_argument("--home", help="memhost home folder (default: $MEMHOST_HOME or the "
                         "platform's user data folder)")
+    parser.add_argument("--user", metavar="ID", help="work on this user's memory, in "
+                        "<home>/users/ID/ (a home serving many users through memhost.MemoryHub)")
     parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:

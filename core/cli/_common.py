@@ -42,6 +42,26 @@ def home(args: argparse.Namespace) -> Path:
     return memhost_home(getattr(args, "home", None))
 
 
+def user(args: argparse.Namespace) -> str:
+    """``--user``: the user whose memory the command works on (``""``: the home's own)."""
+    value = getattr(args, "user", None) or ""
+    if value:
+        from memhost.users import check_user_id
+
+        check_user_id(value)
+    return value
+
+
+def memory_home(args: argparse.Namespace) -> Path:
+    """Where the memory the command works on is: ``<home>/users/<id>/`` with ``--user`` (made
+    now, 0700, if it is new), else the home. Config, secrets and providers stay the home's
+    (:func:`home`)."""
+    from memhost.users import open_user_home
+
+    who = user(args)
+    return open_user_home(home(args), who) if who else home(args)
+
+
 def config(home_path: Path) -> Config:
     """The validated config; an invalid file raises :class:`memhost.errors.ConfigError`."""
     from memhost.config import load_config
@@ -49,11 +69,13 @@ def config(home_path: Path) -> Config:
     return load_config(home_path)
 
 
-def store(home_path: Path) -> MemoryStore:
-    """The memory store configured for ``home_path``."""
+def store(home_path: Path, args: argparse.Namespace | None = None) -> MemoryStore:
+    """The memory store configured for ``home_path``: the home's own, or with ``args`` the one
+    ``--user`` names (configured by the home's config all the same)."""
     from memhost.builtin_providers.store import MemoryStore
 
-    return MemoryStore.from_settings(home_path, config(home_path).memory)
+    folder = memory_home(args) if args is not None else home_path
+    return MemoryStore.from_settings(folder, config(home_path).memory)
 
 
 def print_json(data: Any) -> None:

@@ -46,13 +46,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="A reference host: chat with any OpenAI-compatible /v1/chat/completions "
                     "server (llama.cpp, vLLM, Ollama, hosted APIs) with the builtin memory, the "
                     "configured provider, recall, the background review and write approval. The "
-                    "server and model default to [review] base_url and model in config.toml. "
+                    "server and model default to [chat] base_url and model in config.toml; the "
+                    "background review runs only when [review] names its own model. "
                     "Type /help in the chat for its commands.")
     parser.add_argument("--base-url", help="the server, e.g. http://127.0.0.1:8080/v1 "
-                        "(default: [review] base_url)")
-    parser.add_argument("--model", help="the model name (default: [review] model)")
+                        "(default: [chat] base_url)")
+    parser.add_argument("--model", help="the model name (default: [chat] model)")
     parser.add_argument("--api-key-env", metavar="NAME", help="the environment variable (or "
-                        "<home>/.env key) holding the API key (default: [review] api_key_env)")
+                        "<home>/.env key) holding the API key (default: [chat] api_key_env)")
     parser.add_argument("--session", metavar="ID", help="session id; an existing session's "
                         "conversation is resumed (default: a new id)")
     parser.add_argument("--no-stream", action="store_true", help="print each answer whole "
@@ -71,9 +72,9 @@ def cmd_chat(args: argparse.Namespace) -> int:
         raise MemhostError(f"--session {session!r} is not a valid id; use letters, digits, '.', "
                            "'_' and '-' (at most 64)")
     config = _common.config(home)
-    model = OpenAIChatModel.from_settings(config.review, home, base_url=args.base_url,
+    model = OpenAIChatModel.from_settings(config.chat, home, table="chat", base_url=args.base_url,
                                           model=args.model, api_key_env=args.api_key_env)
-    manager = MemoryManager.from_home(home)
+    manager = MemoryManager.from_home(home, user_id=_common.user(args))
     host = ChatHost(manager, model, session, stream=not args.no_stream)
     try:
         return host.run()
@@ -115,13 +116,12 @@ class ChatHost:
     # -- setup -----------------------------------------------------------------------------------
 
     def _setup(self) -> None:
-        from memhost.review.background import Reviewer, deny_on_review_thread
+        from memhost.review.background import deny_on_review_thread
 
         manager = self.manager
         manager.set_confirm_callback(deny_on_review_thread(self._confirm))
-        if manager.reviewer is None and manager.config.review.enabled:
-            # No model of its own in [review]: the review uses the chat's model.
-            manager.reviewer = Reviewer.for_manager(manager, model=self.model)
+        # The review runs only when [review] names its own model (from_home set it up then):
+        # a chat model given with --model never turns on extra, paid calls by itself.
         if manager.reviewer is not None:
             manager.reviewer.on_summary = self._notice
         history = self._load(self.session_id)

@@ -93,7 +93,7 @@ def cmd_stale(args: argparse.Namespace) -> int:
 
     home = _common.home(args)
     config = _common.config(home)
-    store = _common.store(home)
+    store = _common.store(home, args)
     window = args.older_than if args.older_than is not None else \
         config.curator.stale_after_days * DAY
     now = store.clock()
@@ -142,7 +142,7 @@ def cmd_mark(args: argparse.Namespace) -> int:
     from memhost.review import curator
 
     home = _common.home(args)
-    store = _common.store(home)
+    store = _common.store(home, args)
     target = args.target
     if not store.enabled[target]:
         from memhost.cli.memory import enabled_reason
@@ -206,7 +206,7 @@ def cmd_curate(args: argparse.Namespace) -> int:
     home = _common.home(args)
     config = _common.config(home)
     settings = config.curator
-    store = _common.store(home)
+    store = _common.store(home, args)
     window = args.archive_older_than if args.archive_older_than is not None else \
         settings.archive_after_days * curator.DAY
     limit = args.max_per_run if args.max_per_run is not None else settings.max_archive_per_run
@@ -214,14 +214,14 @@ def cmd_curate(args: argparse.Namespace) -> int:
         raise MemhostError("--max must be 0 or more")
     merge = settings.merge if args.merge is None else args.merge
     model = _merge_model(config, home) if merge else None
-    gate = ApprovalGate(store, home=home, enabled=config.memory.write_approval)
+    gate = ApprovalGate(store, home=_common.memory_home(args), enabled=config.memory.write_approval)
     with _common.io_errors():
         report = curator.curate(store, dry_run=args.dry_run, archive_older_than=window,
                                 max_per_run=limit, gate=gate)
         if model is not None:
             try:
                 merged = curator.propose_changes(
-                    store, model, home=home, stage=not args.dry_run,
+                    store, model, home=_common.memory_home(args), stage=not args.dry_run,
                     max_proposals=settings.max_archive_per_run,
                     max_calls=config.review.max_iterations,
                     stale_after=settings.stale_after_days * curator.DAY)

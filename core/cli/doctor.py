@@ -333,7 +333,8 @@ def build_context(args: argparse.Namespace) -> Context:
         config, error = None, str(exc)
     settings = config.memory if config is not None else MemorySettings()
     return Context(home=home, home_source=source, config=config, config_error=error,
-                   settings=settings, store=MemoryStore.from_settings(home, settings),
+                   settings=settings,
+                   store=MemoryStore.from_settings(_common.memory_home(args), settings),
                    now=time.time())
 
 

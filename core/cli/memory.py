@@ -144,14 +144,15 @@ def cmd_show(args: argparse.Namespace) -> int:
 
     home = _common.home(args)
     config = _common.config(home)
-    store = _common.store(home)
+    store = _common.store(home, args)
     targets = [args.target] if args.target else list(TARGETS)
     stores = [describe_store(store, config.memory, target,
                              stale_after_days=config.curator.stale_after_days)
               for target in targets]
     failed = any(not s["readable"] for s in stores)
     if args.json:
-        _common.print_json({"home": str(home), "stores": stores})
+        _common.print_json({"home": str(home), "user": _common.user(args) or None,
+                            "stores": stores})
         return 1 if failed else 0
     for number, info in enumerate(stores):
         if number:
@@ -206,7 +207,7 @@ def cmd_write(args: argparse.Namespace) -> int:
     from memhost.builtin_providers.tool import MemoryTool
 
     home = _common.home(args)
-    tool = MemoryTool(_common.store(home), origin=ORIGIN)
+    tool = MemoryTool(_common.store(home, args), origin=ORIGIN)
     arguments: dict[str, Any] = {"action": args.action, "target": args.target}
     if args.action in ("add", "replace"):
         arguments["content"] = _read_content(args.content)
@@ -254,7 +255,7 @@ def cmd_history(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
     home = _common.home(args)
-    archive = _common.store(home).archive
+    archive = _common.store(home, args).archive
     everything = _archived(archive)
     records = [r for r in everything if not args.target or r.target == args.target]
     records.reverse()  # newest first
@@ -281,7 +282,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
 
     home = _common.home(args)
     settings = _common.config(home).memory
-    store = _common.store(home)
+    store = _common.store(home, args)
     record = next((r for r in reversed(_archived(store.archive)) if r.id == args.archive_id), None)
     if record is not None and not store.enabled.get(record.target, False):
         _, reason = enabled_reason(settings, record.target)
@@ -310,8 +311,7 @@ def cmd_pending(args: argparse.Namespace) -> int:
 
     from memhost.review.approval import PendingStore
 
-    home = _common.home(args)
-    pending = PendingStore(home)
+    pending = PendingStore(_common.memory_home(args))
     records = pending.list()
     if args.json:
         _common.print_json({"path": str(pending.folder),
@@ -338,13 +338,13 @@ def cmd_approve(args: argparse.Namespace) -> int:
     from memhost.review.approval import PendingStore, approve
 
     home = _common.home(args)
-    ids = _pending_ids(PendingStore(home), args.pending_id)
+    ids = _pending_ids(PendingStore(_common.memory_home(args)), args.pending_id)
     results = []
     shutdown: dict[str, Any] | None = None
-    with _mirroring_store(home) as (store, finish):
+    with _mirroring_store(home, args) as (store, finish):
         with _common.io_errors():
             for pending_id in ids:
-                results.append(approve(store, pending_id, home=home))
+                results.append(approve(store, pending_id, home=_common.memory_home(args)))
         shutdown = finish()
     failed = sum(1 for r in results if not r.get("success"))
     if args.json:
@@ -369,7 +369,7 @@ def cmd_approve(args: argparse.Namespace) -> int:
 
 
 @contextlib.contextmanager
-def _mirroring_store(home: Any) -> Iterator[tuple[Any, Any]]:
+def _mirroring_store(home: Any, args: argparse.Namespace) -> Iterator[tuple[Any, Any]]:
     """The store to approve into, and a ``finish()`` returning the shutdown report (a dict) or
     ``None``. With an external provider configured, the store belongs to a
     :class:`~memhost.MemoryManager`, so each committed write is mirrored to the provider (through
@@ -378,13 +378,13 @@ def _mirroring_store(home: Any) -> Iterator[tuple[Any, Any]]:
 
     config = _common.config(home)
     if config.memory.provider.strip().lower() in BUILTIN_ONLY:
-        yield _common.store(home), lambda: None
+        yield _common.store(home, args), lambda: None
         return
     import secrets
 
     from memhost.manager import MemoryManager
 
-    manager = MemoryManager.from_home(home)
+    manager = MemoryManager.from_home(home, user_id=_common.user(args))
     manager.start_session(f"memhost-approve-{secrets.token_hex(4)}")
     report: list[dict[str, Any]] = []
 
@@ -402,9 +402,9 @@ def _mirroring_store(home: Any) -> Iterator[tuple[Any, Any]]:
 def cmd_reject(args: argparse.Namespace) -> int:
     from memhost.review.approval import PendingStore, reject
 
-    home = _common.home(args)
-    ids = _pending_ids(PendingStore(home), args.pending_id)
-    results = [reject(home, pending_id) for pending_id in ids]
+    where = _common.memory_home(args)
+    ids = _pending_ids(PendingStore(where), args.pending_id)
+    results = [reject(where, pending_id) for pending_id in ids]
     failed = sum(1 for r in results if not r.get("success"))
     if args.json:
         _common.print_json(results[0] if args.pending_id != "all" else {"results": results})

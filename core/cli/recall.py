@@ -46,8 +46,9 @@ def cmd_recall(args: argparse.Namespace) -> int:
     home = _common.home(args)
     name = _provider(args, home)
     plugin = discovery.load_provider(name, home)
+    plugin.user_id = _common.user(args)  # --user: that user's store, as a MemoryHub opens it
     try:
-        data = plugin.maintenance(home, discovery.runtime_config(name, home),
+        data = plugin.maintenance(_common.memory_home(args), discovery.runtime_config(name, home),
                                   args.recall_action)
     except FileNotFoundError as exc:
         _common.eprint(f"memhost: {exc}")

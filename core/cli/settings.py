@@ -35,4 +35,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def cmd_serve(args: argparse.Namespace) -> int:
     from memhost.web.server import serve
 
-    return serve(_common.home(args), port=args.port, open_browser=args.open_browser)
+    memory_home = _common.memory_home(args) if _common.user(args) else None
+    return serve(_common.home(args), port=args.port, open_browser=args.open_browser,
+                 memory_home=memory_home)

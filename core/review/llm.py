@@ -29,7 +29,7 @@ from memhost.security.redact import redact
 if TYPE_CHECKING:  # pragma: no cover
     import httpx
 
-    from memhost.config import ReviewSettings
+    from memhost.config import ChatSettings, ReviewSettings
 
 log = logging.getLogger(__name__)
 
@@ -154,9 +154,11 @@ class OpenAIChatModel:
                  timeout: float = 60.0, connect_timeout: float = 10.0, max_retries: int = 3,
                  backoff: float = 0.5, max_backoff: float = 20.0, temperature: float | None = None,
                  sleep: Callable[[float], None] = time.sleep,
-                 extra_body: dict[str, Any] | None = None) -> None:
+                 extra_body: dict[str, Any] | None = None, table: str = "review") -> None:
+        #: The config table these settings come from, named in every error that says what to fix.
+        self.table = table
         if not model.strip():
-            raise ModelError("no model name is set; set [review] model in config.toml (or pass "
+            raise ModelError(f"no model name is set; set [{table}] model in config.toml (or pass "
                              "--model), for example the name the server lists at /v1/models",
                              kind="protocol")
         self.base_url = base_url
@@ -177,18 +179,20 @@ class OpenAIChatModel:
         self._client_lock = threading.Lock()
 
     @classmethod
-    def from_settings(cls, settings: ReviewSettings, home: Path, **overrides: Any) -> OpenAIChatModel:
-        """Build from the ``[review]`` table; ``overrides`` (base_url, model, ...) win."""
+    def from_settings(cls, settings: ReviewSettings | ChatSettings, home: Path, *,
+                      table: str = "review", **overrides: Any) -> OpenAIChatModel:
+        """Build from the ``[review]`` (or ``[chat]``: ``table``) settings; ``overrides``
+        (base_url, model, ...) win."""
         options: dict[str, Any] = {
             "base_url": settings.base_url, "model": settings.model,
             "api_key_env": settings.api_key_env, "timeout": settings.timeout,
-            "max_retries": settings.max_retries, "home": home,
+            "max_retries": settings.max_retries, "home": home, "table": table,
         }
         options.update({k: v for k, v in overrides.items() if v is not None})
         base_url = options.pop("base_url")
         model = options.pop("model")
         if not str(base_url).strip():
-            raise ModelError("no model server is set; set [review] base_url in config.toml (or "
+            raise ModelError(f"no model server is set; set [{table}] base_url in config.toml (or "
                              "pass --base-url), for example http://127.0.0.1:8080/v1",
                              kind="protocol")
         return cls(base_url, model, **options)
@@ -290,7 +294,7 @@ class OpenAIChatModel:
                                      "run out of memory.", kind="server") from None
                 self._sleep(self._backoff(tries))
             except httpx.HTTPError as exc:
-                raise ModelError(f"The request to {self.url} failed: {exc}. Check [review] "
+                raise ModelError(f"The request to {self.url} failed: {exc}. Check [{self.table}] "
                                  "base_url in config.toml.", kind="connection") from None
 
     def _backoff(self, tries: int) -> float:
@@ -374,11 +378,12 @@ class OpenAIChatModel:
         if status == 404:
             if "model" in lowered:
                 raise ModelError(f"{where} does not know the model {self.model!r} (HTTP 404: "
-                                 f"{detail}). Set [review] model (or --model) to a name the "
+                                 f"{detail}). Set [{self.table}] model (or --model) to a name the "
                                  "server lists at /v1/models.", kind="not_found", status=status)
             raise ModelError(f"No chat-completions endpoint at {self.url} (HTTP 404). Check "
-                             "[review] base_url: it should be the server's OpenAI-compatible API, "
-                             "usually ending in /v1.", kind="not_found", status=status)
+                             f"[{self.table}] base_url: it should be the server's "
+                             "OpenAI-compatible API, usually ending in /v1.", kind="not_found",
+                             status=status)
         raise ModelError(f"{where} refused the request (HTTP {status}: {detail}).",
                          kind="bad_request", status=status)
 
@@ -387,22 +392,23 @@ class OpenAIChatModel:
         if "refused" in text.lower() or "errno 111" in text.lower() or "errno 61" in text.lower():
             return ModelError(
                 f"Could not connect to the model server at {self.url}: connection refused. The "
-                "server is not running (or listens on another port): start it, or fix [review] "
-                "base_url in config.toml.", kind="connection")
+                "server is not running (or listens on another port): start it, or fix "
+                f"[{self.table}] base_url in config.toml.", kind="connection")
         return ModelError(f"Could not connect to the model server at {self.url} ({text}). Check "
-                          "the host name in [review] base_url and your network.", kind="connection")
+                          f"the host name in [{self.table}] base_url and your network.",
+                          kind="connection")
 
     def _timeout_error(self, exc: Exception) -> ModelError:
         import httpx
 
         if isinstance(exc, httpx.ConnectTimeout):
             return ModelError(f"Could not connect to the model server at {self.url} within "
-                              f"{self.connect_timeout:g}s. Check that the host in [review] base_url "
-                              "is reachable.", kind="timeout")
+                              f"{self.connect_timeout:g}s. Check that the host in "
+                              f"[{self.table}] base_url is reachable.", kind="timeout")
         return ModelError(
             f"The model server at {self.url} did not answer within {self.timeout:g}s. A local "
-            "model may still be loading or be too slow for this prompt: raise [review] timeout in "
-            "config.toml, or use a smaller model.", kind="timeout")
+            "model may still be loading or be too slow for this prompt: raise "
+            f"[{self.table}] timeout in config.toml, or use a smaller model.", kind="timeout")
 
     def _env_file(self) -> str:
         return str(self.home / ".env") if self.home is not None else "<home>/.env"

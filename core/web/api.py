@@ -54,6 +54,13 @@ class Request:
     params: dict[str, str] = field(default_factory=dict)
     query: dict[str, str] = field(default_factory=dict)
     body: Any = None
+    #: The memory shown and edited: the home's own, or (``memhost --user ID settings serve``)
+    #: that user's folder under ``<home>/users/``. Config and providers are always the home's.
+    memory_home: Path | None = None
+
+    @property
+    def memory(self) -> Path:
+        return self.memory_home or self.home
 
 
 # -- shared helpers ------------------------------------------------------------------------------
@@ -78,10 +85,10 @@ def _config(home: Path) -> Any:
     return load_config(home)
 
 
-def _store(home: Path) -> Any:
+def _store(request: Request) -> Any:
     from memhost.builtin_providers.store import MemoryStore
 
-    return MemoryStore.from_settings(home, _config(home).memory)
+    return MemoryStore.from_settings(request.memory, _config(request.home).memory)
 
 
 def _configured(home: Path) -> tuple[str, dict[str, Any], str | None]:
@@ -276,14 +283,14 @@ def memory(request: Request) -> dict[str, Any]:
     from memhost.review.approval import PendingStore
 
     config = _config(request.home)
-    store = MemoryStore.from_settings(request.home, config.memory)
+    store = MemoryStore.from_settings(request.memory, config.memory)
     now = time.time()
     stores = []
     for target in TARGETS:
         info = _describe_store(store, config, target)
         _entry_flags(store, target, info["entries"], config.curator.stale_after_days, now)
         stores.append(info)
-    return {"stores": stores, "pending": PendingStore(request.home).count(),
+    return {"stores": stores, "pending": PendingStore(request.memory).count(),
             "stale_after_days": config.curator.stale_after_days}
 
 
@@ -300,7 +307,7 @@ def write_memory(request: Request) -> dict[str, Any]:
     arguments = {key: body[key] for key in TOOL_ARGUMENTS if key in body}
     arguments["target"] = target
     try:
-        response = MemoryTool(_store(request.home), origin=ORIGIN).call(arguments)
+        response = MemoryTool(_store(request), origin=ORIGIN).call(arguments)
     except OSError as exc:
         raise ApiError(500, f"Could not save the change: {exc.strerror or exc}. The memory file "
                             "was not changed; `memhost doctor` checks the files.") from None
@@ -317,7 +324,7 @@ def list_pending(request: Request) -> dict[str, Any]:
     """Memory writes waiting for approval, oldest first."""
     from memhost.review.approval import PendingStore
 
-    pending = PendingStore(request.home)
+    pending = PendingStore(request.memory)
     now = time.time()
     records = []
     for record in pending.list():
@@ -342,10 +349,10 @@ def approve_pending(request: Request) -> dict[str, Any]:
 
     _object_body(request)
     pending_id = _pending_id(request)
-    if PendingStore(request.home).get(pending_id) is None:
+    if PendingStore(request.memory).get(pending_id) is None:
         raise ApiError(404, f"No pending write has the id {pending_id!r}.")
     try:
-        response = approve(_store(request.home), pending_id, home=request.home)
+        response = approve(_store(request), pending_id, home=request.memory)
     except OSError as exc:
         raise ApiError(500, f"Could not apply the write: {exc.strerror or exc}.") from None
     if not response.get("success"):
@@ -359,7 +366,7 @@ def reject_pending(request: Request) -> dict[str, Any]:
     from memhost.review.approval import reject
 
     _object_body(request)
-    response = reject(request.home, _pending_id(request))
+    response = reject(request.memory, _pending_id(request))
     if not response.get("success"):
         raise ApiError(404, str(response.get("error")), result=response)
     return response
@@ -382,7 +389,7 @@ def list_archive(request: Request) -> dict[str, Any]:
         if not limit_text.isdigit():
             raise ApiError(400, "limit must be a whole number", {"limit": "not a number"})
         limit = int(limit_text)
-    archive = _store(request.home).archive
+    archive = _store(request).archive
     try:
         records = archive.entries()
     except OSError as exc:
@@ -401,7 +408,7 @@ def restore_archived(request: Request) -> dict[str, Any]:
 
     _object_body(request)
     archive_id = request.params.get("id", "")
-    store = _store(request.home)
+    store = _store(request)
     record = store.archive.get(archive_id) if ARCHIVE_ID.match(archive_id) else None
     if record is None:
         raise ApiError(404, f"No archived entry has the id {archive_id!r}.")

@@ -65,7 +65,7 @@ def _map_error(exc: Exception) -> api.ApiError:
                              "details.")
 
 
-def _endpoint(item: api.Endpoint, home: Path) -> Any:
+def _endpoint(item: api.Endpoint, home: Path, memory_home: Path | None) -> Any:
     async def endpoint(request: Request) -> Response:
         body: Any = None
         if item.method != "GET":
@@ -82,7 +82,7 @@ def _endpoint(item: api.Endpoint, home: Path) -> Any:
             else:
                 body = {}
         call = api.Request(home=home, params=dict(request.path_params),
-                           query=dict(request.query_params), body=body)
+                           query=dict(request.query_params), body=body, memory_home=memory_home)
         try:
             result = await run_in_threadpool(item.handler, call)
         except Exception as exc:
@@ -94,8 +94,9 @@ def _endpoint(item: api.Endpoint, home: Path) -> Any:
     return endpoint
 
 
-def create_app(home: Path, *, token: str, port: int) -> Starlette:
-    """The application for ``home``, accepting ``token``, served at 127.0.0.1:``port``."""
+def create_app(home: Path, *, token: str, port: int, memory_home: Path | None = None) -> Starlette:
+    """The application for ``home``, accepting ``token``, served at 127.0.0.1:``port``; with
+    ``memory_home``, the memory tab shows and edits that user's memory."""
     home = Path(home)
     document = api.openapi(port)
     tokens = Tokens(token, port)
@@ -129,7 +130,7 @@ def create_app(home: Path, *, token: str, port: int) -> Starlette:
         Mount("/static", app=StaticFiles(directory=STATIC), name="static"),
         Route(api.OPENAPI_PATH, openapi, methods=["GET"]),
     ]
-    routes += [Route(item.path, _endpoint(item, home), methods=[item.method])
+    routes += [Route(item.path, _endpoint(item, home, memory_home), methods=[item.method])
                for item in api.ENDPOINTS]
     app = Starlette(routes=routes, middleware=[Middleware(Guard, token=token, port=port)],
                     exception_handlers={HTTPException: not_found})

@@ -46,8 +46,9 @@ def bind(port: int) -> socket.socket:
 
 
 def serve(home: Path, *, port: int = DEFAULT_PORT, open_browser: bool = False,
-          out: TextIO | None = None) -> int:
-    """Serve the settings page for ``home`` until interrupted."""
+          out: TextIO | None = None, memory_home: Path | None = None) -> int:
+    """Serve the settings page for ``home`` until interrupted (``memory_home``: the memory of
+    one user of the home, see ``memhost --user``)."""
     try:
         import uvicorn
 
@@ -61,12 +62,13 @@ def serve(home: Path, *, port: int = DEFAULT_PORT, open_browser: bool = False,
     sock = bind(port)
     actual = sock.getsockname()[1]
     token = new_token()
-    app = create_app(home, token=token, port=actual)
+    app = create_app(home, token=token, port=actual, memory_home=memory_home)
     config = uvicorn.Config(app, log_config=LOG_CONFIG, access_log=False, server_header=False,
                             proxy_headers=False, lifespan="off", timeout_graceful_shutdown=3)
     server = uvicorn.Server(config)
     url = f"http://{HOST}:{actual}/?token={token}"
-    print(f"memhost settings for {home}", file=out)
+    print(f"memhost settings for {home}" + (f", memory of {memory_home}" if memory_home else ""),
+          file=out)
     print(f"  {url}", file=out)
     print("Open that link: it holds this start's token. Ctrl+C stops the server.", file=out,
           flush=True)
