@@ -53,7 +53,8 @@ def user_entries(home: Path) -> str:
 
 
 def test_a_chat_session_end_to_end(home: Path, server: FakeLLM) -> None:
-    update_config(home, {("memory", "nudge_interval"): 1})
+    update_config(home, {("memory", "nudge_interval"): 1, ("review", "base_url"): server.url,
+                         ("review", "model"): "fake-review-model"})
     server.script(
         tools_reply(call("memory", {"action": "add", "target": "user",
                                     "content": "User's name is Dana."})),
@@ -121,7 +122,7 @@ def test_approval_prompts_inline_allow_and_deny(home: Path, server: FakeLLM) -> 
     assert "Allow this memory write once? [y/N] y" in out
     assert "Allow this memory write once? [y/N] n" in out
     assert "not saved: Denied by the user" in out
-    assert "review off" not in out and "write approval on" in out
+    assert "review off" in out and "write approval on" in out  # no [review] model set
     assert "User likes tea." in user_entries(home)
     assert "coffee" not in user_entries(home)
     denied = json.loads(server.log("chat")[3].messages[-1]["content"])
@@ -142,7 +143,56 @@ def test_without_a_server_setting_chat_says_what_to_set(home: Path) -> None:
     result = subprocess.run([SCRIPT, "chat"], input="", capture_output=True, text=True, timeout=60,
                             env={**os.environ, "MEMHOST_HOME": str(home)})
     assert result.returncode == 2
-    assert "[review] base_url" in result.stderr and "--base-url" in result.stderr
+    assert "[chat] base_url" in result.stderr and "--base-url" in result.stderr
+
+
+def test_a_model_for_the_chat_alone_does_not_turn_the_review_on(home: Path,
+                                                                 server: FakeLLM) -> None:
+    update_config(home, {("memory", "nudge_interval"): 1})
+    server.script(text_reply("Hello!"), text_reply("Hello again!"), queue="chat")
+    result = chat(home, server, "Hi, I'm Dana.\nI like green tea.\n/quit\n")
+    assert result.returncode == 0, result.stderr
+    assert "review off" in result.stdout
+    assert server.log("review") == [] and len(server.log("chat")) == 2
+
+
+def test_the_chat_reads_its_own_settings(home: Path, server: FakeLLM) -> None:
+    assert SCRIPT
+    update_config(home, {("chat", "base_url"): server.url, ("chat", "model"): "chat-model",
+                         ("chat", "api_key_env"): "MY_CHAT_KEY"})
+    server.script(text_reply("Hello from the chat model."), queue="chat")
+    result = subprocess.run([SCRIPT, "chat", "--no-stream"], input="hello\n/quit\n",
+                            capture_output=True, text=True, timeout=60,
+                            env={**os.environ, "MEMHOST_HOME": str(home),
+                                 "MY_CHAT_KEY": "sk-chat-test"})
+    assert result.returncode == 0, result.stderr
+    assert "Hello from the chat model." in result.stdout and "review off" in result.stdout
+    [request] = server.log("chat")
+    assert request.body["model"] == "chat-model"
+    assert request.headers["authorization"] == "Bearer sk-chat-test"
+
+
+def test_a_chat_for_one_user_of_the_home(home: Path, server: FakeLLM) -> None:
+    server.script(tools_reply(call("memory", {"action": "add", "target": "user",
+                                              "content": "User's name is Gil."})),
+                  text_reply("Hi Gil."), queue="chat")
+    result = chat(home, server, "I'm Gil.\n/quit\n", "--no-stream", "--session", "gil-1")
+    assert result.returncode == 0
+    assert SCRIPT
+    env = {**os.environ, "MEMHOST_HOME": str(home)}
+    server.script(tools_reply(call("memory", {"action": "add", "target": "user",
+                                              "content": "User's name is Hana."})),
+                  text_reply("Hi Hana."), queue="chat")
+    result = subprocess.run([SCRIPT, "--user", "hana", "chat", "--base-url", server.url,
+                             "--model", "fake-model", "--no-stream", "--session", "hana-1"],
+                            input="I'm Hana.\n/quit\n", env=env, capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 0, result.stderr
+    user_home = home / "users" / "hana"
+    assert (user_home / "memories" / "USER.md").read_text(encoding="utf-8") == (
+        "User's name is Hana.")
+    assert (user_home / "chats" / "hana-1.jsonl").exists()
+    assert "Hana" not in user_entries(home) and "Gil" in user_entries(home)
 
 
 # -- in-process ---------------------------------------------------------------------------------
