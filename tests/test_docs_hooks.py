@@ -111,19 +111,6 @@ def test_example_provider_runs(home: Path, capsys: pytest.CaptureFixture[str]) -
         (home / "outbox" / "example").glob("*.jsonl"))
 
 
-def test_host_guide_example_runs(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    guide = DOC.with_name("hosts.md").read_text(encoding="utf-8")
-    section = guide[guide.index("## A complete host loop"):]
-    match = re.search(r"```python\n(.*?)```", section, re.S)
-    assert match, "docs/hosts.md: the host loop section has no ```python block"
-    exec(compile(match.group(1), "docs/hosts.md:example", "exec"),  # noqa: S102
-         {"__name__": "docs_hosts_example"})
-    out = capsys.readouterr().out
-    assert "assistant: Nice to meet you!" in out
-    assert out.strip().splitlines()[-1].startswith("drained ")
-    assert "The user's name is Ada" in (home / "memories" / "USER.md").read_text(encoding="utf-8")
-
-
 def test_host_guide_names_every_public_manager_method() -> None:
     import inspect
 
