@@ -17,7 +17,8 @@ from providers_for_tests import ALL_HOOKS, Recorder
 
 DESIGN_HOOKS = {
     "check_available": ("config",),
-    "initialize": ("session_id", "home", "config", "context"),
+    # user_id: added for MemoryHub (opt-in, as pluggy lets the spec grow without breaking anyone)
+    "initialize": ("session_id", "home", "config", "context", "user_id"),
     "prompt_fragment": ("session_id",),
     "tool_schemas": (),
     "handle_tool_call": ("tool_name", "arguments", "session_id"),
