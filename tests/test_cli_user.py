@@ -113,3 +113,29 @@ def test_the_settings_page_edits_the_users_memory(tmp_path: Path) -> None:
         encoding="utf-8") == "Frank works nights."
     assert not (home / "memories" / "USER.md").exists()
     assert "frank" in out_path.read_text(encoding="utf-8")
+
+
+def test_memhost_mcp_serves_the_users_memory(home: Path, tmp_path: Path) -> None:
+    import anyio
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    assert SCRIPT
+    params = StdioServerParameters(command=SCRIPT, args=["--user", "ivy", "mcp"],
+                                   env={"MEMHOST_HOME": str(home),
+                                        "MEMHOST_DISABLE_ENTRYPOINTS": "1"})
+
+    async def client() -> dict[str, object]:
+        with open(tmp_path / "mcp-stderr.log", "w", encoding="utf-8") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write):
+                async with ClientSession(read, write) as session:
+                    await session.initialize()
+                    result = await session.call_tool("memory", {
+                        "action": "add", "target": "user", "content": "Ivy is a night owl."})
+                    return json.loads(result.content[0].text)
+
+    answer = anyio.run(client)
+    assert answer["success"], answer
+    assert (home / "users" / "ivy" / "memories" / "USER.md").read_text(
+        encoding="utf-8") == "Ivy is a night owl."
+    assert not (home / "memories" / "USER.md").exists()

@@ -51,6 +51,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     # Session starts, ends and shutdown reports are always logged (to stderr, like every log:
     # on stdio, stdout is the protocol stream).
     logging.getLogger("memhost.mcp").setLevel(logging.INFO)
+    user = _common.user(args)
     if args.transport == "http":
-        return server.serve_http(home, port, server.http_token(dict(os.environ)))
-    return server.serve_stdio(home)
+        return server.serve_http(home, port, server.http_token(dict(os.environ)), user)
+    return server.serve_stdio(home, user)

@@ -154,8 +154,9 @@ class MemoryMcpServer:
     it (stdio, where the process is the connection) every request uses one.
     """
 
-    def __init__(self, home: Path, *, per_connection: bool) -> None:
+    def __init__(self, home: Path, *, per_connection: bool, user_id: str = "") -> None:
         self.home = home
+        self.user_id = user_id  # memhost --user: that user's memory under <home>/users/
         self.per_connection = per_connection
         self._sessions: set[MemorySession] = set()  # open (or closing) sessions
         self._shared: MemorySession | None = None
@@ -173,7 +174,8 @@ class MemoryMcpServer:
             # `recall` is this server's own tool: a provider tool of that name is refused like
             # any provider tool that takes a core tool's name.
             reserved = [*load_config(self.home).memory.reserved_tools, RECALL_TOOL]
-            return MemoryManager.from_home(self.home, reserved_tools=reserved)
+            return MemoryManager.from_home(self.home, user_id=self.user_id,
+                                           reserved_tools=reserved)
 
         session = MemorySession(factory, label)
         self._sessions.add(session)
@@ -366,8 +368,8 @@ async def _stop_on_signal(scope: anyio.CancelScope) -> None:
 # -- entry points ----------------------------------------------------------------------------
 
 
-def serve_stdio(home: Path) -> int:
-    server = MemoryMcpServer(home, per_connection=False)
+def serve_stdio(home: Path, user_id: str = "") -> int:
+    server = MemoryMcpServer(home, per_connection=False, user_id=user_id)
     server.shared_session().prepare()
     anyio.run(server.run_stdio)
     return 0
@@ -396,7 +398,7 @@ def http_token(env: dict[str, str]) -> str:
     return token
 
 
-def serve_http(home: Path, port: int, token: str) -> int:
+def serve_http(home: Path, port: int, token: str, user_id: str = "") -> int:
     import uvicorn
 
     # Listening now, not when uvicorn is up: a client that read the banner below may connect at
@@ -404,7 +406,7 @@ def serve_http(home: Path, port: int, token: str) -> int:
     listener = loopback.listen(port)
     port = listener.getsockname()[1]
     url = f"http://{HTTP_HOST}:{port}{HTTP_PATH}"
-    server = MemoryMcpServer(home, per_connection=True)
+    server = MemoryMcpServer(home, per_connection=True, user_id=user_id)
     app = server.server.streamable_http_app(
         streamable_http_path=HTTP_PATH, host=HTTP_HOST, token_verifier=_Token(token),
         auth=AuthSettings(issuer_url=f"http://{HTTP_HOST}:{port}", resource_server_url=None))
