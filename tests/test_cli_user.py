@@ -139,3 +139,10 @@ def test_memhost_mcp_serves_the_users_memory(home: Path, tmp_path: Path) -> None
     assert (home / "users" / "ivy" / "memories" / "USER.md").read_text(
         encoding="utf-8") == "Ivy is a night owl."
     assert not (home / "memories" / "USER.md").exists()
+
+
+@pytest.mark.parametrize("command", [["config", "show"], ["providers", "list"]])
+def test_user_on_what_users_share_is_an_error(home: Path, capsys: pytest.CaptureFixture[str],
+                                              command: list[str]) -> None:
+    code, _, err = run(capsys, "--user", "bob", *command)
+    assert code == 2 and "without --user" in err

@@ -17,6 +17,8 @@ from memhost import __version__
 from memhost.errors import MemhostError
 
 # Order is the order shown in --help.
+#: Commands on what all users of a home share, for which ``--user`` means nothing.
+SHARED_COMMANDS = ("config", "providers", "demo")
 COMMAND_MODULES = ("memory", "config", "providers", "settings", "recall", "doctor", "chat", "mcp",
                    "demo")
 
@@ -42,6 +44,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                         format="memhost: %(levelname)s: %(message)s")
     if not getattr(args, "func", None):
         parser.print_help()
+        return 2
+    if getattr(args, "user", None) and args.command in SHARED_COMMANDS:
+        print(f"memhost: error: `memhost {args.command}` works on what every user of the home "
+              "shares (config.toml, .env, providers); run it without --user", file=sys.stderr)
         return 2
     try:
         return int(args.func(args) or 0)
