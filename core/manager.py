@@ -107,7 +107,7 @@ class MemoryManager:
         self._system_prompt: str | None = None
         self._shutdown_report: ShutdownReport | None = None
         self._shutdown_lock = threading.Lock()
-        self._open_turns = 0  # begun and not yet finished; see ``busy``
+        self._open_turns = 0  # begun and not yet finished; see ``open_turns``
         self._turns_lock = threading.Lock()
 
         # Write approval reads the host's confirm callback when a write happens, so a host may
@@ -183,8 +183,8 @@ class MemoryManager:
         except ProviderError as exc:
             why = str(exc)
         message = (f"configured memory provider {name!r} (memory.provider in "
-                   f"{config_path(self.settings_home)}) is not active: {why.rstrip('.')}. Only the builtin "
-                   "memory is active.")
+                   f"{config_path(self.settings_home)}) is not active: {why.rstrip('.')}. Only "
+                   "the builtin memory is active.")
         self._problem(name, message)
         if not warned:
             log.warning("%s Run `memhost doctor` for details.", message)
