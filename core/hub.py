@@ -36,6 +36,7 @@ log = logging.getLogger("memhost.hub")
 DEFAULT_MAX_OPEN = 64
 #: A manager handed out this recently counts as in use: the host is about to call it.
 MIN_IDLE_SECONDS = 1.0
+OPENING_LOCKS = 64
 
 
 class MemoryHub:
@@ -57,7 +58,8 @@ class MemoryHub:
         self._handed_out: dict[str, float] = {}
         self._closing: dict[str, threading.Event] = {}
         self._sessions: dict[str, tuple[str, str]] = {}  # user -> (session_id, context)
-        self._opening: dict[str, threading.Lock] = {}
+        # Striped, so the locks stay few however many users come and go.
+        self._opening = [threading.Lock() for _ in range(OPENING_LOCKS)]
         self._lock = threading.Lock()
         self._closed = False
         self.closed_to_make_room = 0
@@ -71,8 +73,7 @@ class MemoryHub:
         for an id that cannot name a folder). Ask for it when a turn starts and use it at once;
         don't keep it across turns, since a manager between turns may be closed to make room."""
         check_user_id(user_id)
-        with self._lock:
-            opening = self._opening.setdefault(user_id, threading.Lock())
+        opening = self._opening[hash(user_id) % OPENING_LOCKS]
         with opening:  # one opening per user at a time, so a user never has two managers
             self._wait_until_closed(user_id)
             with self._lock:
