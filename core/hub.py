@@ -22,6 +22,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,7 @@ DEFAULT_MAX_OPEN = 64
 #: A manager handed out this recently counts as in use: the host is about to call it.
 MIN_IDLE_SECONDS = 1.0
 OPENING_LOCKS = 64
+CLOSING_THREADS = 16
 
 
 class MemoryHub:
@@ -146,14 +148,21 @@ class MemoryHub:
 
     def close(self, timeout: float | None = None) -> dict[str, ShutdownReport]:
         """Shut every open manager down, each within ``timeout`` (default
-        ``memory.shutdown_timeout``), one after another; their reports by user."""
+        ``memory.shutdown_timeout``), several at once; their reports by user."""
         with self._lock:
             self._closed = True
             managers = list(self._open.items())
             self._open.clear()
             for user_id, _ in managers:
                 self._closing[user_id] = threading.Event()
-        reports = {user_id: self._close(user_id, manager, timeout) for user_id, manager in managers}
+        reports: dict[str, ShutdownReport] = {}
+        if managers:
+            # At once: a hub of wedged providers must not take max_open shutdown bounds to close.
+            with ThreadPoolExecutor(min(CLOSING_THREADS, len(managers)),
+                                    thread_name_prefix="memhost-hub-close") as pool:
+                futures = {user_id: pool.submit(self._close, user_id, manager, timeout)
+                           for user_id, manager in managers}
+            reports = {user_id: future.result() for user_id, future in futures.items()}
         for user_id in list(self._closing):
             self._wait_until_closed(user_id)  # managers a concurrent opening was closing
         return reports

@@ -158,3 +158,29 @@ def test_a_closed_hub_refuses_new_managers(home: Path) -> None:
 def test_max_open_must_be_positive(home: Path) -> None:
     with pytest.raises(ValueError, match="max_open"):
         MemoryHub(home, max_open=0)
+
+
+def test_close_shuts_wedged_managers_down_together(home: Path) -> None:
+    import time
+
+    from providers_for_tests import WedgedSync
+
+    providers = [WedgedSync() for _ in range(8)]
+    hub = MemoryHub(home, shutdown_timeout=0.5)
+    for index, provider in enumerate(providers):
+        memory = hub.manager(f"user-{index}")
+        memory.register_provider(provider, name="wedged")
+        memory.start_session("chat")
+        memory.begin_turn("Remember the orange door.")
+        memory.finish_turn("Remember the orange door.", "Noted.")
+    for provider in providers:
+        assert provider.entered.wait(5)
+    started = time.monotonic()
+    reports = hub.close()
+    elapsed = time.monotonic() - started
+    for provider in providers:
+        provider.release.set()
+    assert {r.status for r in reports.values()} == {"timed_out"}
+    assert all(r.kept_in_outbox == 1 for r in reports.values())
+    # One after another this would take 8 bounds (4 s); together it takes about one.
+    assert elapsed < 3.0, elapsed
