@@ -16,12 +16,11 @@ PREFETCH_TIMEOUT = 0.4
 #: The event loop's longest wait past a tick's due time while turns whose recall hangs are in
 #: flight. A loop blocked by begin_turn would lag by PREFETCH_TIMEOUT (400 ms) or more.
 MAX_LAG = 0.010
-#: A loaded 2-core machine leaves a bare event loop, with no memhost in the process, off the CPU
-#: for 10-50 ms now and then. Such a pause is no block by memhost, so the window is measured up
-#: to five times and one window must stay under MAX_LAG throughout; no window may reach
-#: BLOCKED, far under what a loop blocked by a hung recall shows in every window.
-WINDOWS = 5
-BLOCKED = 0.100
+#: A loaded 2-core machine (8 test runs at once) leaves a process off the CPU for tens of ms now
+#: and then, memhost or not. So the window is measured up to WINDOWS times, and one window must
+#: stay under MAX_LAG throughout: a loop that begin_turn blocked would lag by PREFETCH_TIMEOUT in
+#: every window, so one clean window with all six hung turns in flight is the proof.
+WINDOWS = 8
 
 
 class LagMeter:
@@ -86,11 +85,12 @@ def test_hung_recall_never_blocks_the_event_loop(home: Path) -> None:
     async def main() -> tuple[list[tuple[list[str], list[float], list[float]]], float]:
         windows = []
         async with AsyncMemoryHub(home, prefetch_timeout=PREFETCH_TIMEOUT) as hub:
-            # One turn without an external provider first: what a process does once (lazy
-            # imports, compiling the redaction patterns) is not what this test measures.
+            # One whole turn first, through a provider that answers: what a process does once
+            # (lazy imports, compiling the redaction patterns) is not what this test measures.
             warm = await hub.manager("warm-up")
+            assert warm.sync.register_provider(Recorder(recall="Warm."), name="answers")
             await warm.start_session("warm-up")
-            await warm.begin_turn("What did we decide about the warm-up?")
+            assert (await warm.begin_turn("What did we decide about the warm-up?")).recall == "ok"
             for window in range(WINDOWS):
                 windows.append(await hung_turns(hub, window))
                 if max(windows[-1][2]) < MAX_LAG:
@@ -107,7 +107,6 @@ def test_hung_recall_never_blocks_the_event_loop(home: Path) -> None:
         # Every turn really waited for its recall while the loop kept ticking.
         assert min(took) >= PREFETCH_TIMEOUT * 0.9
         assert len(lags) >= 40, len(lags)
-        assert max(lags) < BLOCKED, problem
     assert min(worst) < MAX_LAG * 1000, problem
 
 
