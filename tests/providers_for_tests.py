@@ -184,14 +184,18 @@ class Boom(RuntimeError):
 
 class RaisesEverywhere:
     """Raises in every hook. Its one tool still reaches the manager so that ``handle_tool_call``
-    is exercised too: ``tool_schemas`` raises only when ``schemas_raise`` is set."""
+    is exercised too: ``tool_schemas`` raises only when ``schemas_raise`` is set. With
+    ``starts=True`` its ``initialize`` succeeds, so the session goes on calling its other hooks
+    (a failed ``initialize`` makes it unavailable for the session)."""
 
-    def __init__(self, *, schemas_raise: bool = False) -> None:
+    def __init__(self, *, schemas_raise: bool = False, starts: bool = False) -> None:
         self.schemas_raise = schemas_raise
+        self.starts = starts
 
     @hookimpl
     def initialize(self, session_id: str) -> None:
-        raise Boom("boom in initialize")
+        if not self.starts:
+            raise Boom("boom in initialize")
 
     @hookimpl
     def prompt_fragment(self) -> str | None:
@@ -245,11 +249,16 @@ class RaisesEverywhere:
 
 
 class Exits:
-    """Calls ``sys.exit`` in every hook but ``tool_schemas`` (so its tool handler is reached)."""
+    """Calls ``sys.exit`` in every hook but ``tool_schemas`` (so its tool handler is reached);
+    in ``initialize`` only unless ``starts``."""
+
+    def __init__(self, *, starts: bool = False) -> None:
+        self.starts = starts
 
     @hookimpl
     def initialize(self) -> None:
-        sys.exit(3)
+        if not self.starts:
+            sys.exit(3)
 
     @hookimpl
     def prompt_fragment(self) -> str | None:
