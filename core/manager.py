@@ -357,6 +357,7 @@ class MemoryManager:
         pending = self._prefetch_call
         if pending is not None and not pending.done():
             stats["skipped_while_stuck"] += 1
+            provider.health.failed("prefetch", "prefetch: an earlier call has not returned")
             if stats["skipped_while_stuck"] % 10 == 1:
                 log.warning("memory provider %r: an earlier prefetch is still running; recall is "
                             "skipped until it returns (%d turns so far)", provider.name,
@@ -381,6 +382,7 @@ class MemoryManager:
             value = future.result(timeout=timeout)
         except FutureTimeout:
             stats["timeouts"] += 1
+            provider.health.failed("prefetch", f"prefetch: no answer within {timeout:g}s")
             # Whatever it returns later is dropped: it belongs to this turn, not a later one.
             future.add_done_callback(lambda _f: stats.__setitem__(
                 "late_results_dropped", stats["late_results_dropped"] + 1))
