@@ -92,6 +92,19 @@ class DeadLetters:
                                  "failed_at": record.failed_at, "attempts": attempts})
         return record
 
+    def park_for(self, provider: Any, calls: Any, error: str, attempts: int) -> FailedWrite:
+        """Park a write ``provider`` (a :class:`memhost.providers.Provider`) could not take:
+        its health turns degraded, and the first such write (then a count) is logged."""
+        from memhost.providers import faults
+
+        parked = self.park(calls, error, attempts=attempts)
+        provider.health.parked_write(error)
+        faults.repeated(provider.name, "parked", (
+            f"memory provider {provider.name!r} could not take a write ({error}); it is kept in "
+            f"{self.folder} — `memhost outbox list` shows it, `memhost outbox retry` hands it "
+            "back once the provider is fixed"))
+        return parked
+
     def list(self) -> list[FailedWrite]:
         """Every failed write, oldest first."""
         self.unreadable = []

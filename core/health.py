@@ -13,9 +13,12 @@ background worker when it parks a write; ``status()`` and ``memhost doctor`` rea
 
 from __future__ import annotations
 
+import logging
 import threading
 from pathlib import Path
 from typing import Any
+
+log = logging.getLogger("memhost")
 
 #: Consecutive failures of one hook after which a provider counts as degraded.
 DEGRADED_AFTER = 3
@@ -44,8 +47,13 @@ class Health:
             self.failed_writes += 1
             self.last_error = error
 
-    def mark_unavailable(self, reason: str) -> None:
-        self.unavailable = reason or "no reason given"
+    def mark_unavailable(self, provider: Any, session_id: str) -> None:
+        """``provider``'s ``initialize`` failed: say so, loudly, once for the session."""
+        stats = provider.stats.get("initialize")
+        self.unavailable = (stats.last_error if stats else "") or "initialize failed"
+        log.warning("memory provider %r is unavailable for session %r: %s. Recall and its tools "
+                    "are off, and its writes wait in the outbox, until a later session starts "
+                    "it.", provider.name, session_id, self.unavailable)
 
     def mark_available(self) -> None:
         self.unavailable = ""
@@ -80,6 +88,24 @@ class Health:
     def as_dict(self) -> dict[str, Any]:
         return {"state": self.state, "reason": self.unavailable, "last_error": self.last_error,
                 "failing_hooks": self.failing_hooks, "failed_writes": self.failed_writes}
+
+
+def health_problems(providers: Any, dead: Any) -> list[dict[str, Any]]:
+    """``status()["problems"]`` entries for providers that are not ok, and for failed writes
+    kept in ``dead`` (the external provider's :class:`memhost.deadletter.DeadLetters`)."""
+    found: list[dict[str, Any]] = []
+    for provider in providers:
+        problem = provider.health.problem()
+        if problem:
+            found.append({"provider": provider.name, "problem": problem})
+    count = dead.count() if dead is not None else 0
+    if count:
+        found.append({"provider": dead.provider, "failed_writes": count,
+                      "problem": f"{count} write(s) could not be delivered and are kept in "
+                                 f"{dead.folder}: `memhost outbox list` shows them, `memhost "
+                                 "outbox retry` hands them back once the provider is fixed, "
+                                 "`memhost outbox drop` discards them"})
+    return found
 
 
 def probe(candidate: Any, home: Path, table: dict[str, Any] | None, timeout: float) -> str | None:

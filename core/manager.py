@@ -31,7 +31,8 @@ from memhost.errors import ProviderError
 from memhost.fencing import build_context_block
 from memhost.home import config_path, memhost_home
 from memhost.outbox import Journal, Outbox, Record
-from memhost.providers import FAILED, Provider, ProviderSet, faults
+from memhost.health import health_problems
+from memhost.providers import FAILED, Provider, ProviderSet
 from memhost.review.approval import ApprovalGate, PendingStore
 from memhost.security.redact import redact, redact_many
 from memhost.toolschemas import RESERVED_TOOL_NAMES, SchemaProblem, normalise_tool_schema
@@ -275,12 +276,9 @@ class MemoryManager:
         if provider is not self._external:
             return
         if done is FAILED:
-            # Usually a service it cannot reach. Calling it on every turn would stall each one
-            # behind the same failure: it rests until the next session start.
-            provider.health.mark_unavailable(provider.stats["initialize"].last_error)
-            log.warning("memory provider %r is unavailable for session %r: %s. Recall and its "
-                        "tools are off, and its writes wait in the outbox, until a later session "
-                        "starts it.", provider.name, self.session_id, provider.health.unavailable)
+            # Usually a service it cannot reach: it rests until the next session start, rather
+            # than stall every turn behind the same failure.
+            provider.health.mark_unavailable(provider, self.session_id)
             return
         parked, self._parked = self._parked, []
         for record in parked:
@@ -501,16 +499,9 @@ class MemoryManager:
                     raise WriteFailed(provider.stats[hook].last_error)
                 remaining.pop(0)
 
-        def park(error: str, attempts: int) -> None:
-            assert self._dead is not None
-            parked = self._dead.park(remaining, error, attempts=attempts)
-            provider.health.parked_write(error)
-            faults.repeated(provider.name, "parked", (
-                f"memory provider {provider.name!r} could not take a write ({error}); it is kept "
-                f"in {parked.path.parent} — `memhost outbox list` shows it, `memhost outbox "
-                "retry` hands it back once the provider is fixed"))
-
-        self._worker.submit(Task("write", label, deliver, lambda: journal.ack(record.seq), park))
+        self._worker.submit(Task("write", label, deliver, lambda: journal.ack(record.seq),
+                                 lambda error, attempts: self._dead.park_for(  # type: ignore[union-attr]
+                                     provider, remaining, error, attempts)))
 
     def _replay_if_due(self) -> None:
         # Locked: a write submitted meanwhile from another thread (the background review's
@@ -626,7 +617,7 @@ class MemoryManager:
             or (usable and self._external.name == configured),  # type: ignore[union-attr]
             "providers": providers,
             "tools": {name: p.name for name, p in self._tools.items()},
-            "problems": [*self.problems, *self._health_problems(failed_writes)],
+            "problems": [*self.problems, *health_problems(self._providers, self._dead)],
             "background": self._worker.status(),
             "outbox_pending": self._outbox.pending_count() if self._outbox else 0,
             "failed_writes": failed_writes,
@@ -634,20 +625,6 @@ class MemoryManager:
             "review": self.reviewer.status() if hasattr(self.reviewer, "status") else None,
             "pending_writes": PendingStore(self.home).count(),
         }
-
-    def _health_problems(self, failed_writes: int) -> list[dict[str, Any]]:
-        found: list[dict[str, Any]] = []
-        for provider in self._providers:
-            problem = provider.health.problem()
-            if problem:
-                found.append({"provider": provider.name, "problem": problem})
-        if failed_writes and self._external is not None:
-            found.append({"provider": self._external.name, "failed_writes": failed_writes,
-                          "problem": f"{failed_writes} write(s) could not be delivered and are "
-                                     f"kept in {self._dead.folder}: `memhost outbox list` shows "  # type: ignore[union-attr]
-                                     "them, `memhost outbox retry` hands them back once the "
-                                     "provider is fixed, `memhost outbox drop` discards them"})
-        return found
 
 
 def _json_error(message: str) -> str:

@@ -97,36 +97,33 @@ class MatrixProvider:
     def queue_prefetch(self, query: str) -> None:
         return self._maybe_fail("queue_prefetch", {"leak": LEAK})
 
+    def _write(self, hook: str, label: str | None) -> Any:
+        """A write hook: fail as told, else record ``label`` as delivered."""
+        wrong = self._maybe_fail(hook, {"leak": LEAK})
+        if label is not None:
+            self._took(label)
+        return wrong
+
     @hookimpl
     def sync_turn(self, user_content: str) -> None:
-        wrong = self._maybe_fail("sync_turn", {"leak": LEAK})
-        self._took(f"sync {user_content}")
-        return wrong
+        return self._write("sync_turn", f"sync {user_content}")
 
     @hookimpl
     def on_builtin_write(self, content: str) -> None:
-        wrong = self._maybe_fail("on_builtin_write", {"leak": LEAK})
-        self._took(f"mirror {content}")
-        return wrong
+        return self._write("on_builtin_write", f"mirror {content}")
 
     @hookimpl
     def on_subtask(self, task: str) -> None:
-        wrong = self._maybe_fail("on_subtask", {"leak": LEAK})
-        self._took(f"subtask {task}")
-        return wrong
+        return self._write("on_subtask", f"subtask {task}")
 
     @hookimpl
     def session_end(self, session_id: str) -> None:
-        wrong = self._maybe_fail("session_end", {"leak": LEAK})
-        if session_id == "m2":  # the session end of its own; m1's travels with the rotation
-            self._took("end m2")
-        return wrong
+        # m2's own session end counts; m1's travels with the rotation and counts there.
+        return self._write("session_end", "end m2" if session_id == "m2" else None)
 
     @hookimpl
     def rotate(self, new_session_id: str) -> None:
-        wrong = self._maybe_fail("rotate", {"leak": LEAK})
-        self._took(f"rotate {new_session_id}")
-        return wrong
+        return self._write("rotate", f"rotate {new_session_id}")
 
     @hookimpl
     def pre_compress(self) -> str | None:

@@ -28,6 +28,26 @@ def tool(name: str, description: str = "A test tool.") -> dict[str, Any]:
             "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}
 
 
+def bounded(fn: Callable[[], Any], timeout: float = 30.0) -> Any:
+    """``fn()`` on a daemon thread: its result, or a test failure when it has not returned
+    within ``timeout`` (a hang fails the test instead of stalling the suite)."""
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # surfaced below
+            box["error"] = exc
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(timeout)
+    assert not thread.is_alive(), "a host call hung"
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
 def wait_for(predicate: Callable[[], Any], timeout: float = 5.0, interval: float = 0.005) -> Any:
     """Poll ``predicate`` until it is truthy; fail the test after ``timeout`` seconds."""
     deadline = time.monotonic() + timeout

@@ -21,7 +21,6 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,7 @@ from fault_matrix_host import BOUNDS, LEAK, MODES, RECALLED, TURNS, run_session
 from memhost.fencing import scrub_text
 from memhost.outbox import Outbox
 from memhost.providers import HOOK_NAMES, RETURN_TYPES
+from providers_for_tests import bounded
 
 HERE = Path(__file__).resolve().parent
 #: How long the host process may take to exit once shutdown() returned (interpreter teardown).
@@ -53,21 +53,7 @@ def in_subprocess(home: Path, hook: str, mode: str) -> dict[str, Any]:
 
 
 def in_process(home: Path, hook: str, mode: str) -> dict[str, Any]:
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["seen"] = run_session(home, hook, mode)
-        except BaseException as exc:  # surfaced below
-            box["error"] = exc
-
-    thread = threading.Thread(target=target, daemon=True)
-    thread.start()
-    thread.join(60)
-    assert not thread.is_alive(), "a host call hung"
-    if "error" in box:
-        raise box["error"]
-    return box["seen"]
+    return bounded(lambda: run_session(home, hook, mode), timeout=60)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -96,7 +82,8 @@ def test_fault_matrix(home: Path, hook: str, mode: str) -> None:
     report, status = seen["report"], seen["status"]
     failed_files = list((home / "outbox" / "matrix" / "failed").glob("*.json"))
     assert report["failed_writes"] == status["failed_writes"] == len(failed_files)
-    assert report["kept_in_outbox"] == status["outbox_pending"] == Outbox(home, "matrix").pending_count()
+    kept = Outbox(home, "matrix").pending_count()
+    assert report["kept_in_outbox"] == status["outbox_pending"] == kept
     assert seen["delivered"] + report["failed_writes"] + report["kept_in_outbox"] == seen["written"]
     if report["failed_writes"] or report["kept_in_outbox"]:
         assert report["status"] != "drained"

@@ -7,7 +7,6 @@ status() names each fault: the provider, the hook and the error.
 from __future__ import annotations
 
 import json
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ import pytest
 from memhost import MemoryManager, ShutdownReport, Turn, hookimpl
 from providers_for_tests import (
     BadSchemas,
+    bounded,
     Exits,
     Hangs,
     RaisesEverywhere,
@@ -66,21 +66,7 @@ def full_session(manager: MemoryManager, provider_tool: str | None) -> dict[str,
 
 def run_bounded(manager: MemoryManager, provider_tool: str | None) -> dict[str, Any]:
     """Run the session on a thread so a hang fails the test instead of stalling the suite."""
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["seen"] = full_session(manager, provider_tool)
-        except BaseException as exc:  # surfaced below
-            box["error"] = exc
-
-    thread = threading.Thread(target=target, daemon=True)
-    thread.start()
-    thread.join(30)
-    assert not thread.is_alive(), "a session call hung"
-    if "error" in box:
-        raise box["error"]
-    return box["seen"]
+    return bounded(lambda: full_session(manager, provider_tool))
 
 
 def check_host_unharmed(home: Path, seen: dict[str, Any]) -> None:

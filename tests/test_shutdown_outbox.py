@@ -173,13 +173,14 @@ def test_wedged_provider_shutdown_is_bounded_and_replayed_once(home: Path) -> No
     assert replayed(home, "store", "s3") == []
 
 
-def test_replay_waits_for_initialize(home: Path) -> None:
-    class Down(Recorder):
-        @hookimpl
-        def sync_turn(self) -> None:
-            raise RetryableError("the database is restarting")
+class DatabaseDown(Recorder):
+    @hookimpl
+    def sync_turn(self) -> None:
+        raise RetryableError("database is locked")
 
-    first = session(home, Down(), "db", "s1")
+
+def test_replay_waits_for_initialize(home: Path) -> None:
+    first = session(home, DatabaseDown(), "db", "s1")
     turn(first, 1)
     turn(first, 2)
     first.shutdown(timeout=0.3)
@@ -216,12 +217,7 @@ def test_replay_waits_for_initialize(home: Path) -> None:
 
 
 def test_write_parked_in_retry_is_kept_and_replayed(home: Path) -> None:
-    class AlwaysLocked(Recorder):
-        @hookimpl
-        def sync_turn(self) -> None:
-            raise RetryableError("database is locked")
-
-    first = session(home, AlwaysLocked(), "db", "s1")
+    first = session(home, DatabaseDown(), "db", "s1")
     turn(first, 1)
     deadline = time.monotonic() + 5
     while not first.status()["background"]["retrying"] and time.monotonic() < deadline:
