@@ -331,3 +331,33 @@ def test_memory_tool_with_both_stores_off_says_memory_is_off(home: Path) -> None
     assert "turned off" in answer["error"]
     assert "memory_enabled" in answer["error"] and "user_profile_enabled" in answer["error"]
     manager.shutdown(timeout=1)
+
+
+def test_writes_queued_before_a_provider_became_unavailable_are_kept(home: Path) -> None:
+    class StartsOnce(WedgedSync):
+        """Starts its first session; its service is gone by the second."""
+
+        starts = 0
+
+        @hookimpl
+        def initialize(self, session_id: str) -> None:
+            self.starts += 1
+            if self.starts > 1:
+                raise ConnectionRefusedError("the service is gone")
+
+    provider = StartsOnce()
+    manager = session(home, provider)
+    try:
+        for n in (1, 2, 3):
+            turn(manager, n)  # sync 1 wedges the worker; 2 and 3 queue behind it
+        assert provider.entered.wait(5)
+        manager.start_session("s2")
+        assert manager.status()["providers"][1]["health"]["state"] == "unavailable"
+    finally:
+        provider.release.set()
+    wait_for(lambda: manager.status()["background"]["retrying"], timeout=5)
+    report = manager.shutdown(timeout=1)
+    # sync 1 was delivered before the service went; 2 and 3 were not handed to a provider
+    # that is resting, and wait in the outbox instead of counting as delivered.
+    assert [s["user_content"] for s in provider.of("sync_turn")] == ["question number 1"]
+    assert report.kept_in_outbox == 2
