@@ -19,8 +19,8 @@ from memhost.errors import MemhostError
 # Order is the order shown in --help.
 #: Commands on what all users of a home share, for which ``--user`` means nothing.
 SHARED_COMMANDS = ("config", "providers", "demo")
-COMMAND_MODULES = ("memory", "config", "providers", "settings", "recall", "doctor", "chat", "mcp",
-                   "demo")
+COMMAND_MODULES = ("memory", "config", "providers", "outbox", "settings", "recall", "doctor",
+                   "chat", "mcp", "demo")
 
 
 def build_parser() -> argparse.ArgumentParser:
