@@ -17,6 +17,8 @@ from psycopg_pool import ConnectionPool
 _lock = threading.Lock()
 #: key -> [pool, how many stores hold it]
 _pools: dict[Hashable, list[object]] = {}
+#: key -> the lock held while its pool is being opened
+_opening: dict[Hashable, threading.Lock] = {}
 
 
 def borrow(key: Hashable, make: Callable[[], ConnectionPool]) -> ConnectionPool:
@@ -29,6 +31,18 @@ def borrow(key: Hashable, make: Callable[[], ConnectionPool]) -> ConnectionPool:
         return entry[0]  # type: ignore[return-value]
 
 
+def open_once(key: Hashable, pool: ConnectionPool, first: Callable[[], None]) -> None:
+    """Open ``pool`` unless it is open already, calling ``first()`` just before: the stores
+    sharing it then make that call once between them, not once each (a direct connection
+    attempt would otherwise be one connection more than the pool's bound per store opening)."""
+    with _lock:
+        opening = _opening.setdefault(key, threading.Lock())
+    with opening:
+        if pool.closed:
+            first()
+            pool.open(wait=False)
+
+
 def give_back(key: Hashable, pool: ConnectionPool, *, timeout: float = 2.0) -> None:
     """A store is done with ``pool``; the last one to give it back closes it."""
     with _lock:
@@ -37,6 +51,7 @@ def give_back(key: Hashable, pool: ConnectionPool, *, timeout: float = 2.0) -> N
         if entry is not None and entry[0] is pool:
             if last:
                 del _pools[key]
+                _opening.pop(key, None)
             else:
                 entry[1] = int(entry[1]) - 1  # type: ignore[call-overload]
     if last:

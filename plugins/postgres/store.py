@@ -96,9 +96,10 @@ class RecallStore:
             try:
                 if not self._opened:
                     # One direct attempt first: a refused or unknown server fails at once, not
-                    # after the pool has retried for connect_timeout seconds.
-                    psycopg.connect(self.pool.conninfo, **self.pool.kwargs).close()
-                    self.pool.open(wait=False)
+                    # after the pool has retried for connect_timeout seconds. Once per shared
+                    # pool, so the stores sharing it stay within its bound.
+                    pools.open_once(self._pool_key, self.pool, lambda: psycopg.connect(
+                        self.pool.conninfo, **self.pool.kwargs).close())
                     self._opened = True
                 self._migrate()
             except PASSING as exc:
