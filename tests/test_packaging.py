@@ -34,14 +34,9 @@ def _in_wheel(root: str, path: Path) -> str:
 
 
 def expected_wheel_files() -> set[str]:
-    expected = {"memhost/py.typed"}
-    for root in ("core", "schema", "builtin_providers"):
-        expected |= {_in_wheel(root, p) for p in _files(REPO / root) if p.suffix == ".py"}
-    plugins = REPO / "plugins"
-    expected |= {_in_wheel("plugins", p) for p in plugins.glob("*.py")}
-    for folder in sorted(p for p in plugins.iterdir() if p.is_dir() and p.name not in SKIP_DIRS):
-        expected |= {_in_wheel("plugins", p) for p in _files(folder)}
-    return expected
+    """Every file of the four roots: modules, py.typed, the settings page's static files, and
+    every file of every bundled plugin folder."""
+    return {_in_wheel(root, p) for root in ROOTS for p in _files(REPO / root)}
 
 
 def importable_folders() -> dict[str, Path]:
@@ -92,6 +87,9 @@ def test_expected_list_covers_plugin_folders(tmp_path: Path, monkeypatch: pytest
     for root in ROOTS:
         (fake / root).mkdir(parents=True)
         (fake / root / "__init__.py").write_text("")
+    (fake / "core" / "py.typed").write_text("")
+    (fake / "core" / "web" / "static").mkdir(parents=True)
+    (fake / "core" / "web" / "static" / "app.js").write_text("x")
     plugin = fake / "plugins" / "example"
     (plugin / "sql").mkdir(parents=True)
     for name in ("plugin.toml", "README.md", "provider.py", "config_schema.py", "sql/schema.sql"):
@@ -104,7 +102,7 @@ def test_expected_list_covers_plugin_folders(tmp_path: Path, monkeypatch: pytest
         "memhost/builtin_providers/__init__.py", "memhost/plugins/__init__.py",
         "memhost/plugins/example/plugin.toml", "memhost/plugins/example/README.md",
         "memhost/plugins/example/provider.py", "memhost/plugins/example/config_schema.py",
-        "memhost/plugins/example/sql/schema.sql",
+        "memhost/plugins/example/sql/schema.sql", "memhost/web/static/app.js",
     }
 
 
@@ -147,7 +145,7 @@ def fresh_venv(path: Path) -> Path:
             (deps / entry.name).symlink_to(entry)
     python = path / "bin" / "python"
     site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          capture_output=True, text=True, check=True).stdout.strip()
+                          capture_output=True, text=True, check=True, timeout=120).stdout.strip()
     (Path(site) / "memhost_test_deps.pth").write_text(f"{deps}\n")
     return python
 
