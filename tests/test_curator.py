@@ -15,7 +15,7 @@ from fake_llm import FakeLLM, call, text_reply, tools_reply
 from memhost.builtin_providers import entrymeta
 from memhost.builtin_providers.provider import BuiltinProvider
 from memhost.builtin_providers.store import MemoryStore
-from memhost.review import curator
+from memhost.review import curator, usage
 from memhost.review.approval import ApprovalGate, PendingStore, approve
 from memhost.review.background import Reviewer
 from memhost.review.curator import DAY
@@ -494,8 +494,8 @@ def test_later_writes_of_the_day_do_not_reread_the_history(store: MemoryStore,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     assert store.add("memory", "first of the day").ok
     reads: list[Path] = []
-    real = curator.load_history
-    monkeypatch.setattr(curator, "load_history", lambda folder: reads.append(folder) or real(folder))
+    real = usage.load_history
+    monkeypatch.setattr(usage, "load_history", lambda folder: reads.append(folder) or real(folder))
     for n in range(3):
         assert store.add("memory", f"later {n}").ok
     assert reads == []
