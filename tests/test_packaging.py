@@ -156,15 +156,26 @@ def pip_install(python: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 @pytest.fixture(scope="module")
-def dist(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The source in a folder named ``memhost/``, as a clone of the repository is named."""
+    return copy_source(tmp_path_factory.mktemp("clone") / "memhost").resolve()
+
+
+@pytest.fixture(scope="module")
+def dist(clone: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """The sdist, and the wheel built from it, as ``python -m build`` makes them."""
-    base = tmp_path_factory.mktemp("dist")
-    source = copy_source(base / "src")
-    out = base / "out"
-    result = run([sys.executable, "-m", "build", "--outdir", str(out), str(source)])
+    out = tmp_path_factory.mktemp("dist")
+    result = run([sys.executable, "-m", "build", "--outdir", str(out), str(clone)])
     sdists, wheels = list(out.glob("memhost-*.tar.gz")), list(out.glob("memhost-*.whl"))
     assert len(sdists) == 1 and len(wheels) == 1, sorted(out.iterdir())
-    return {"sdist": sdists[0], "wheel": wheels[0], "source": source, "build": result}
+    return {"sdist": sdists[0], "wheel": wheels[0], "build": result}
+
+
+@pytest.fixture(scope="module")
+def editable(clone: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """A fresh virtualenv with the clone installed in editable form (``pip install -e``)."""
+    python = fresh_venv(tmp_path_factory.mktemp("editable") / "venv")
+    return {"python": python, "install": pip_install(python, "-e", str(clone))}
 
 
 @pytest.mark.slow
@@ -201,35 +212,43 @@ print(memhost.__file__)
 @pytest.mark.slow
 @BUILT
 @pytest.mark.parametrize("form", ["wheel", "sdist", "editable"])
-def test_pip_install_prints_no_warning(form: str, dist: dict[str, Any], tmp_path: Path) -> None:
-    python = fresh_venv(tmp_path / "venv")
-    target = ["-e", str(dist["source"])] if form == "editable" else [str(dist[form])]
-    result = pip_install(python, *target)  # the dependencies come from the running environment
+def test_pip_install_prints_no_warning(form: str, clone: Path, tmp_path: Path,
+                                       request: pytest.FixtureRequest) -> None:
+    # The dependencies come from the running environment (see fresh_venv); memhost is installed.
+    if form == "editable":
+        python, result = request.getfixturevalue("editable").values()
+    else:
+        python = fresh_venv(tmp_path / "venv")
+        result = pip_install(python, str(request.getfixturevalue("dist")[form]))
     assert warnings_in(result) == [], result.stdout + result.stderr
     assert "Successfully installed memhost" in result.stdout
     where = Path(run([str(python), "-c", IMPORT_CHECK], cwd=tmp_path).stdout.strip())
-    installed_in_source = where.is_relative_to(dist["source"])
-    assert installed_in_source == (form == "editable"), where
+    assert where.is_relative_to(clone) == (form == "editable"), where
 
 
 @pytest.mark.slow
-def test_python_run_beside_a_clone_named_memhost_imports_the_package(tmp_path: Path) -> None:
+@BUILT
+def test_python_run_beside_a_clone_named_memhost_imports_the_package(
+        clone: Path, editable: dict[str, Any], tmp_path: Path) -> None:
     # The clone's folder comes first on sys.path when Python runs from the folder holding it; the
     # editable install's finder is asked only after that, so without the clone's top-level
     # __init__.py the folder would be taken as a namespace package with nothing in it.
-    clone = copy_source(tmp_path / "memhost").resolve()
-    python = fresh_venv(tmp_path / "venv")
-    pip_install(python, "-e", str(clone))
+    python = editable["python"]
     check = "from memhost import MemoryManager; import memhost; print(memhost.__file__)"
-    for where in (tmp_path, tmp_path / "venv"):
+    for where in (clone.parent, tmp_path):
         result = run([str(python), "-c", check], cwd=where)
         assert Path(result.stdout.strip()) == clone / "core" / "__init__.py"
     bundled = run([str(python), "-c", "import memhost.schema, memhost.builtin_providers;"
-                   "from memhost.discovery import scan; print(scan.bundled_root())"], cwd=tmp_path)
+                   "from memhost.discovery import scan; print(scan.bundled_root())"],
+                  cwd=clone.parent)
     assert Path(bundled.stdout.strip()) == clone / "plugins"
 
     # What the top-level __init__.py prevents: the same run without it fails.
+    shim = (clone / "__init__.py").read_bytes()
     (clone / "__init__.py").unlink()
-    shadowed = subprocess.run([str(python), "-c", check], cwd=tmp_path, capture_output=True,
-                              text=True, timeout=120)
+    try:
+        shadowed = subprocess.run([str(python), "-c", check], cwd=clone.parent,
+                                  capture_output=True, text=True, timeout=120)
+    finally:
+        (clone / "__init__.py").write_bytes(shim)
     assert shadowed.returncode != 0 and "cannot import name 'MemoryManager'" in shadowed.stderr
