@@ -1,0 +1,62 @@
+"""Held-out secret shapes, written after the rules were tuned; never tuned against."""
+import json, random, string, sys, zlib, base64
+R = random.Random(2026)
+A = string.ascii_letters + string.digits
+def tok(n, al=A): return "".join(R.choice(al) for _ in range(n))
+B62 = string.digits + string.ascii_uppercase + string.ascii_lowercase
+def crc_tok(prefix):
+    body = tok(30); n = zlib.crc32(body.encode()); out = ""
+    while n: n, r = divmod(n, 62); out = B62[r] + out
+    return prefix + body + out.rjust(6, "0")
+cases = []
+def add(family, shape, text, *secrets): cases.append({"family": family, "shape": shape, "text": text, "secrets": list(secrets)})
+p = tok(12); add("url", "sqlalchemy_url", f'engine = create_engine("postgresql+psycopg://svc:{p}@pg.internal:5432/orders")', p)
+p = tok(10); add("url", "redis_tls_empty_user", f"REDIS_URL=rediss://:{p}@redis-12345.c1.cloud.example.com:12345", p)
+p = "ab@cd:" + tok(8); add("url", "at_and_colon_password", f"ftp://backup:{p}@files.example.net/dump", p)
+p = tok(16); add("url", "http_basic_in_url", f"webhook: https://ci:{p}@jenkins.example.com/job/build/buildWithParameters", p)
+p = tok(9); add("url", "dsn_malformed_mysql", f'error: invalid DSN "mysql:{p}@10.1.2.3/app"', p)
+p = tok(14); add("url", "jdbc_style", f"jdbc:postgresql://db:5432/app?user=app&password={p}", p)
+body = [tok(64, A + "+/") for _ in range(3)]
+add("pem", "dsa_key", "-----BEGIN DSA PRIVATE KEY-----\n" + "\n".join(body) + "\n-----END DSA PRIVATE KEY-----", *body)
+body = [tok(64, A + "+/") for _ in range(2)]
+add("pem", "pgp_truncated", "cat secret.asc | head\n-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: GnuPG v2\n\n" + "\n".join(body), *body)
+body = [tok(70, A + "+/") for _ in range(3)]
+add("pem", "openssh_in_markdown", "```\n-----BEGIN OPENSSH PRIVATE KEY-----\n" + "\n".join(body) + "\n-----END OPENSSH PRIVATE KEY-----\n```", *body)
+k = "AKIA" + tok(16, string.ascii_uppercase + "234567"); s = tok(40, A + "/+")
+add("aws", "aws_env_pair", f"AWS_ACCESS_KEY_ID={k}\nAWS_SECRET_ACCESS_KEY={s}", k, s)
+k = "AKIA" + tok(16, string.ascii_uppercase + "234567"); s = tok(40, A + "/+")
+add("aws", "aws_cli_configure", f"$ aws configure\nAWS Access Key ID [None]: {k}\nAWS Secret Access Key [None]: {s}", k, s)
+p = tok(11); add("shell", "export_quoted", f'export MYSQL_PWD="{p}"', p)
+p = tok(12); add("shell", "mysql_long_password_space", f"mysql --user=root --password {p} app", p)
+p = tok(10); add("shell", "curl_user_quoted", f"curl --user 'api:{p}' https://example.com/hook", p)
+p = tok(9); add("shell", "psql_env_inline", f"PGPASSWORD={p} pg_dump -h db -U app > out.sql", p)
+p = tok(13); add("shell", "redis_cli", f"redis-cli -h cache -a {p} ping", p)
+p = tok(12); add("shell", "git_credential_store", f"https://deploy:{p}@git.example.com", p)
+p = "Purple-Elephant-93"; add("prose", "router_password", f"btw the router admin password is {p}, don't lose it", p)
+p = tok(10); add("prose", "password_colon_prose", f"Login for the NAS — user: admin, password: {p}", p)
+p = "m00nlight!"; add("prose", "pass_was_set", f"I set the new passcode to be... actually the passcode is {p}", p)
+p = tok(8); add("prose", "wifi_pw", f"wifi: CoffeeShop5G / pw: {p}", p)
+s = crc_tok("ghp_"); add("vendor", "github_in_json", f'{{"token": "{s}"}}', s)
+s = crc_tok("gho_"); add("vendor", "github_oauth", f"oauth token {s}", s)
+s = crc_tok("ghp_"); add("vendor", "github_word_joiner", f"{s[:8]}\u2060{s[8:]}", s[:8], s[8:])
+s = "sk_live_" + tok(99); add("vendor", "stripe_long", f"Stripe.api_key = '{s}'", s)
+s = "xoxp-" + tok(12, string.digits) + "-" + tok(12, string.digits) + "-" + tok(13, string.digits) + "-" + tok(32, "0123456789abcdef")
+add("vendor", "slack_user", f"slack user token: {s}", s)
+s = crc_tok("npm_"); add("vendor", "npmrc_line", f"//npm.pkg.github.com/:_authToken={s}", s)
+k = tok(86, A + "+/") + "=="; add("vendor", "azure_conn_string_env", f'AZURE_STORAGE_CONNECTION_STRING="DefaultEndpointsProtocol=https;AccountName=x;AccountKey={k}"', k)
+s = "glpat-" + tok(20, A + "_-"); add("vendor", "gitlab_header", f"PRIVATE-TOKEN: {s}", s)
+s = "hf_" + tok(34, string.ascii_letters); add("vendor", "hf_env", f"HF_TOKEN={s}", s)
+s = "AIza" + tok(35, A + "_-"); add("vendor", "google_in_url", f"https://maps.googleapis.com/maps/api/geocode/json?address=x&key={s}", s)
+s = "sk-ant-api03-" + tok(93, A + "_-") + "AA"; add("vendor", "anthropic_bare", s, s)
+s = "SG." + tok(22, A + "_-") + "." + tok(43, A + "_-"); add("vendor", "sendgrid_env", f"SENDGRID_API_KEY={s}", s)
+s = "dp.st." + tok(43, A); add("vendor", "doppler", f"doppler token {s}", s)
+s = "shpss_" + tok(32, "0123456789abcdef"); add("vendor", "shopify_shared_secret", f"shopify secret {s}", s)
+s = "pypi-AgEIcHlwaS5vcmc" + tok(70, A + "_-"); add("vendor", "pypirc", f"[pypi]\nusername = __token__\npassword = {s}", s)
+p = tok(20); add("assign", "toml_secret", f'client_secret = "{p}"', p)
+p = tok(16); add("assign", "yaml_nested", f"database:\n  user: app\n  password: {p}\n", p)
+p = tok(28); add("assign", "xml_password", f"<password>{p}</password>", p)
+p = tok(32); add("assign", "php_define", f"define('DB_PASSWORD', '{p}');", p)
+p = tok(24); add("assign", "js_object", f"const cfg = {{ apiKey: '{p}', region: 'eu' }};", p)
+p = base64.b64encode(f"admin:{tok(9)}".encode()).decode(); add("assign", "proxy_auth", f"Proxy-Authorization: Basic {p}", p)
+p = tok(36); add("assign", "cookie_session", f"Cookie: sessionid={p}; csrftoken=abc", p)
+json.dump(cases, sys.stdout, indent=1, ensure_ascii=False)

@@ -1,0 +1,55 @@
+"""Second held-out set, written after the second round of tuning; never tuned against."""
+import json, random, string, sys, zlib, base64
+R = random.Random(77)
+A = string.ascii_letters + string.digits
+def tok(n, al=A): return "".join(R.choice(al) for _ in range(n))
+B62 = string.digits + string.ascii_uppercase + string.ascii_lowercase
+def crc_tok(prefix):
+    body = tok(30); n = zlib.crc32(body.encode()); out = ""
+    while n: n, r = divmod(n, 62); out = B62[r] + out
+    return prefix + body + out.rjust(6, "0")
+cases = []
+def add(family, shape, text, *secrets): cases.append({"family": family, "shape": shape, "text": text, "secrets": list(secrets)})
+p = tok(15); add("url", "mongodb_plain", f"mongodb://root:{p}@mongo-0.mongo:27017/admin?authSource=admin", p)
+p = tok(8) + "#" + tok(4); add("url", "hash_in_password", f"amqps://worker:{p}@mq.example.com/vhost", p)
+p = tok(12); add("url", "url_in_log", f"2026-11-03 12:00:01 INFO connecting to postgresql://reporter:{p}@10.2.0.9/reports", p)
+p = tok(11); add("url", "dsn_malformed_redis", f"ValueError: bad url redis:{p}@cache:6379", p)
+p = tok(18); add("url", "svn_https", f"svn checkout https://builder:{p}@svn.example.org/repo/trunk", p)
+body = [tok(64, A + "+/") for _ in range(5)]
+add("pem", "rsa_in_yaml_block", "tls:\n  key: |\n    -----BEGIN RSA PRIVATE KEY-----\n    " + "\n    ".join(body) + "\n    -----END RSA PRIVATE KEY-----", *body)
+body = [tok(64, A + "+/") for _ in range(2)]
+add("pem", "pkcs8_head_two", "$ head -n 3 key.pem\n-----BEGIN PRIVATE KEY-----\n" + "\n".join(body), *body)
+k = "ASIA" + tok(16, string.ascii_uppercase + "234567"); s = tok(40, A + "/+")
+add("aws", "aws_sts_json", f'{{"Credentials": {{"AccessKeyId": "{k}", "SecretAccessKey": "{s}"}}}}', k, s)
+k = "AKIA" + tok(16, string.ascii_uppercase + "234567"); s = tok(40, A + "/+")
+add("aws", "aws_chat", f"use key id {k} with secret {s} for now", k, s)
+p = tok(14); add("shell", "export_token_spaces", f"export GITHUB_TOKEN='{p}'", p)
+p = tok(10); add("shell", "mysql_dash_p_db", f"mysql -h 10.0.0.5 -P 3306 -u root -p{p} inventory < seed.sql", p)
+p = tok(12); add("shell", "curl_dash_u_env", f"curl -s -u ops:{p} -X DELETE https://api.example.com/v2/jobs/42", p)
+p = tok(16); add("shell", "docker_login_password", f"docker login --username ci --password {p} ghcr.io", p)
+p = tok(11); add("shell", "set_env_windows", f"set DB_PASSWORD={p}", p)
+p = tok(13); add("shell", "env_file_line", f"SMTP_PASS={p}", p)
+p = "Hunter-" + tok(5); add("prose", "prose_code_word", f"For reference, the shared drive password is {p}", p)
+p = tok(9); add("prose", "prose_pw_colon_end", f"VPN login → user jsmith pw: {p}", p)
+p = "tangerine88"; add("prose", "prose_my_password_was", f"My old password was tangerine88 and I reused it everywhere", p)
+p = tok(10); add("prose", "passphrase_colon", f"GPG passphrase: {p}", p)
+s = crc_tok("ghs_"); add("vendor", "github_server", f"GITHUB_TOKEN: {s}", s)
+s = crc_tok("ghp_"); add("vendor", "github_bom_split", f"{s[:15]}\ufeff{s[15:]}", s[:15], s[15:])
+s = "github_pat_" + tok(22) + "_" + tok(59); add("vendor", "fine_grained_url", f"https://{s}@github.com/acme/private.git", s)
+s = "rk_live_" + tok(40); add("vendor", "stripe_restricted_env", f"STRIPE_RK={s}", s)
+s = "xoxb-" + tok(12, string.digits) + "-" + tok(13, string.digits) + "-" + tok(24); add("vendor", "slack_in_prose", f"the bot uses {s} to post", s)
+s = "https://hooks.slack.com/services/T" + tok(8, string.ascii_uppercase + string.digits) + "/B" + tok(10, string.ascii_uppercase + string.digits) + "/" + tok(24)
+add("vendor", "slack_webhook_json", f'{{"webhook": "{s}"}}', s.split("/services/")[1])
+s = crc_tok("npm_"); add("vendor", "npm_env", f"NPM_TOKEN={s}", s)
+s = "sk-proj-" + tok(120, A + "_-"); add("vendor", "openai_long", f"client = OpenAI(api_key=\"{s}\")", s)
+s = "glpat-" + tok(20, A + "_-"); add("vendor", "gitlab_clone", f"git clone https://oauth2:{s}@gitlab.com/acme/app.git", s)
+s = "AIza" + tok(35, A + "_-"); add("vendor", "firebase_config", f'apiKey: "{s}",', s)
+s = "SK" + tok(32, "0123456789abcdef"); add("vendor", "twilio_env", f"TWILIO_API_KEY={s}", s)
+h = base64.urlsafe_b64encode(b'{"alg":"RS256","typ":"JWT"}').decode().rstrip("=")
+pl = base64.urlsafe_b64encode(('{"sub":"' + tok(8) + '","exp":1900000000}').encode()).decode().rstrip("=")
+jwt = f"{h}.{pl}.{tok(86, A + '_-')}"; add("vendor", "jwt_bearer", f"Authorization: Bearer {jwt}", jwt)
+p = tok(22); add("assign", "ini_password", f"[client]\nuser = backup\npassword = {p}", p)
+p = tok(30); add("assign", "json_secret_nested", f'{{"auth": {{"client_id": "abc", "client_secret": "{p}"}}}}', p)
+p = tok(26); add("assign", "dotenv_quoted", f'API_TOKEN="{p}"', p)
+p = tok(20); add("assign", "k8s_stringdata", f"stringData:\n  password: {p}", p)
+json.dump(cases, sys.stdout, indent=1, ensure_ascii=False)
