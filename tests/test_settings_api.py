@@ -9,6 +9,7 @@ exactly as written. The browser tests (test_settings_browser.py) reuse these hel
 
 from __future__ import annotations
 
+import html
 import http.client
 import json
 import os
@@ -732,15 +733,31 @@ def test_the_page_files_are_package_data() -> None:
         assert {"starlette", "uvicorn"} <= names, extra
 
 
-def test_open_starts_the_browser_with_the_link(tmp_path: Path) -> None:
-    opened = tmp_path / "opened.txt"
-    # webbrowser runs $BROWSER first; this one just writes down the URL it was given
-    fake = f"{sys.executable} -c \"import sys; open({str(opened)!r}, 'w').write(sys.argv[1])\" %s"
-    s = start_server(make_home(tmp_path), tmp_path / "logs", "--open", env={"BROWSER": fake})
+def test_open_never_puts_the_token_on_the_browser_command_line(tmp_path: Path) -> None:
+    opened = tmp_path / "opened.json"
+    # webbrowser runs $BROWSER first; this one writes down its command line and, while it is
+    # there, the mode and text of the file it was pointed at
+    script = tmp_path / "browser.py"
+    script.write_text(
+        "import json, os, stat, sys, urllib.parse, urllib.request\n"
+        "path = urllib.request.url2pathname(urllib.parse.urlparse(sys.argv[1]).path)\n"
+        "info = {'argv': sys.argv[1:], 'path': path,\n"
+        "        'mode': stat.S_IMODE(os.stat(path).st_mode),\n"
+        "        'folder_mode': stat.S_IMODE(os.stat(os.path.dirname(path)).st_mode),\n"
+        "        'text': open(path).read()}\n"
+        f"open({str(opened)!r}, 'w').write(json.dumps(info))\n", encoding="utf-8")
+    s = start_server(make_home(tmp_path), tmp_path / "logs", "--open",
+                     env={"BROWSER": f"{sys.executable} {script} %s"})
     try:
         deadline = time.monotonic() + 30
         while not (opened.exists() and opened.read_text()) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert opened.read_text() == s.url
+        info = json.loads(opened.read_text())
+        token = s.url.split("token=", 1)[1]
+        assert token not in " ".join(info["argv"])  # what `ps` shows
+        assert info["argv"][0].startswith("file://")
+        assert info["mode"] == 0o600 and info["folder_mode"] == 0o700
+        assert html.unescape(info["text"]).count(s.url) == 1  # the page sends the browser on
     finally:
         s.stop()
+    assert not Path(info["path"]).exists()  # removed when the server stops

@@ -48,6 +48,7 @@ from memhost.discovery.manifest import (
     read_manifest,
 )
 from memhost.errors import ConfigError, ProviderError
+from memhost.files import refuse_shared_dir
 
 log = logging.getLogger("memhost.discovery")
 
@@ -205,6 +206,7 @@ def discover(home: Path, *, bundled_dir: Path | None = None, entrypoints: bool |
     blocked = blocked_names()
     blocked_keys = {b.casefold() for b in blocked}
     raw = _scan_folders(Path(bundled_dir) if bundled_dir else bundled_root(), "bundled")
+    refuse_shared_dir(user_root(home), "the provider folder")  # its code runs as this user
     raw += _scan_folders(user_root(home), "user")
     if use_entrypoints:
         try:
