@@ -214,6 +214,9 @@ class ProviderSet:
     def _fault(provider: Provider, hook: str, stats: HookStats, message: str,
                exc: BaseException | None = None) -> None:
         stats.errors += 1
+        # Where a provider's exception becomes text (status, problems, doctor, the API, a tool's
+        # answer): its secrets are masked once, here.
+        message = scrub(message)
         stats.last_error = provider.last_error = f"{hook}: {message}"
         log.warning("provider %r failed in %s: %s", provider.name, hook, message,
                     exc_info=exc if exc is not None and not isinstance(exc, SystemExit) else None)

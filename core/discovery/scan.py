@@ -327,7 +327,9 @@ def runtime_config(name: str, home: Path, table: dict[str, Any] | None = None) -
     """The config a provider's hooks receive: with a ``config_schema.py``, the settings service's
     values (defaults, stored values, secrets from the env store); otherwise a copy of the raw
     ``[providers.<name>]`` table. A schema that cannot be used is logged and the raw table given."""
-    raw = copy.deepcopy(table or {})
+    from memhost.security.masking import remember_found
+
+    raw = remember_found(copy.deepcopy(table or {}))
     try:
         path = schema_path(name, home)
     except ProviderError:
@@ -337,7 +339,9 @@ def runtime_config(name: str, home: Path, table: dict[str, Any] | None = None) -
     try:
         from memhost.schema.settings import SettingsService
 
-        return dict(SettingsService(home).values(name))
+        # Secret fields are remembered by the env store; a secret typed into another field is
+        # remembered here, so it is masked wherever the provider's messages repeat it.
+        return remember_found(dict(SettingsService(home).values(name)))
     except KeyboardInterrupt:
         raise
     except Exception as exc:

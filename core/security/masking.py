@@ -48,12 +48,38 @@ def remember(value: str | None) -> None:
         _ordered = tuple(sorted(_values, key=len, reverse=True))  # longest first
 
 
+def remember_found(value: T) -> T:
+    """Remember every secret the detector finds in ``value`` (a config: strings nested in dicts
+    and lists); returns ``value``."""
+    from memhost.security.redact import find_secrets
+
+    stack: list[Any] = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            for found in find_secrets(item):
+                remember(found)
+        elif isinstance(item, dict):
+            for key, inner in item.items():  # a key names its value: {"api_token": "…"}
+                stack.append(f"{key}: {inner}" if isinstance(inner, str) else inner)
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+    return value
+
+
 def forget_all() -> None:
     """Forget every remembered value (tests, and a host that switches homes)."""
     global _ordered
     with _lock:
         _values.clear()
         _ordered = ()
+
+
+def holds_secret(text: str) -> bool:
+    """Whether ``text`` holds a remembered secret value or anything the detector finds."""
+    from memhost.security.redact import holds_secret as detected
+
+    return any(value in text for value in _ordered) or detected(text)
 
 
 def mask_known(text: str) -> str:

@@ -24,7 +24,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
-from memhost.security import redact
+from memhost.security import masking, redact
 
 MAX_SCAN_CHARS = 65_536
 
@@ -293,8 +293,9 @@ def scan(text: str, scope: str = "strict") -> list[Finding]:
 
 
 def _holds_secret(head: str, lowered: str | None) -> bool:
-    """Whether ``head`` holds a secret: the egress redaction's detector decides."""
-    return redact.holds_secret(head)
+    """Whether ``head`` holds a secret: a value this process knows is one (a configured
+    secret), or anything the egress redaction's detector finds."""
+    return masking.holds_secret(head)
 
 
 def first_finding(text: str, scope: str = "strict") -> Finding | None:
