@@ -58,13 +58,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="memhost: %(levelname)s: %(message)s")
-    try:
-        from memhost.home import memhost_home
-        from memhost.schema.envstore import EnvStore
+    from memhost.home import memhost_home
+    from memhost.security.masking import remember_home
 
-        EnvStore(memhost_home(getattr(args, "home", None))).remember_all()
-    except (OSError, MemhostError):
-        pass  # no readable .env: nothing to remember; the command reports its own problems
+    remember_home(memhost_home(getattr(args, "home", None)))
     try:
         return int(args.func(args) or 0)
     except MemhostError as exc:

@@ -19,10 +19,12 @@ answers, the MCP server's answers, and ``MEMHOST_TRACE_HOOKS`` lines.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import logging
 import threading
 import traceback
+from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 from memhost.security.redact import MASK, MIN_MASKED, redact
@@ -67,6 +69,22 @@ def remember_found(value: T) -> T:
     return value
 
 
+def remember_home(home: Path) -> None:
+    """Remember the secrets of ``home``: every value in its .env, and whatever the detector
+    finds in its config.toml (a token typed into a provider's text field), so a command masks
+    them even when a child process is what read them. Unreadable files are skipped: the
+    command that needs them reports that."""
+    import tomllib
+
+    from memhost.home import config_path
+    from memhost.schema.envstore import EnvStore
+
+    with contextlib.suppress(OSError, ValueError):
+        EnvStore(home).remember_all()
+    with contextlib.suppress(OSError, ValueError):
+        remember_found(tomllib.loads(config_path(home).read_text(encoding="utf-8")))
+
+
 def forget_all() -> None:
     """Forget every remembered value (tests, and a host that switches homes)."""
     global _ordered
@@ -96,14 +114,22 @@ def scrub(text: str) -> str:
 
 
 def scrub_value(value: T) -> T:
-    """:func:`scrub` for a JSON-like value (dicts, lists, tuples of strings)."""
+    """:func:`scrub` for a JSON-like value (dicts, lists, tuples of strings): remembered values
+    masked everywhere, then :func:`redact`, which also masks a value whose key names a secret
+    (``{"api_token": "…"}``)."""
+    return redact(_mask_known_in(value))
+
+
+def _mask_known_in(value: Any) -> Any:
+    if not _ordered:
+        return value
     if isinstance(value, str):
-        return scrub(value)  # type: ignore[return-value]
+        return mask_known(value)
     if isinstance(value, dict):
-        return {scrub_value(k): scrub_value(v) for k, v in value.items()}  # type: ignore[return-value]
+        return {_mask_known_in(k): _mask_known_in(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        items = [scrub_value(item) for item in value]
-        return (tuple(items) if isinstance(value, tuple) else items)  # type: ignore[return-value]
+        items = [_mask_known_in(item) for item in value]
+        return tuple(items) if isinstance(value, tuple) else items
     return value
 
 
