@@ -8,8 +8,10 @@ is in docs/security.md). A shape counts as masked when none of its secret values
 :func:`memhost.security.redact.redact`; a benign line counts as changed when redact returns
 anything but the line.
 
-Cost is µs per KB of turn-sized texts (about 2 KB, cut from the benign corpus; and the same with
-one secret each), with the detector's per-text cache emptied before each round. The baseline is
+Cost is µs per KB of turn-sized texts (about 2 KB): chat-like text (the hand-written benign
+lines), memhost's docs and code (dense with "key", "token", "password": the expensive case),
+and the latter with one secret each; the detector's per-text cache is emptied before each
+round. The baseline is
 the detector engine alone (betterleaks' built-in rules, no memhost rules, no post-checks), so the
 ratio is what memhost's layer adds.
 """
@@ -95,12 +97,16 @@ def _cost(ctx: Context) -> list[Row]:
     from memhost.security import detector
     from memhost.security.redact import redact
 
-    benign = [line["text"] for line in load("benign_tuning")]
-    clean = turns(benign)[: ctx.size(40, 160)]
+    lines = load("benign_tuning")
+    clean = turns([line["text"] for line in lines])[: ctx.size(40, 160)]
+    # Chat-like text: the hand-written lines (prose and snippets, many naming passwords, keys
+    # and tokens), repeated into turns.
+    chat = turns([line["text"] for line in lines if line["kind"] == "handwritten"] * 4)
     secrets = load("secrets_tuning")
     dirty = [f"{text}\n{secrets[i % len(secrets)]['text']}" for i, text in enumerate(clean)]
     rows = []
-    for case, texts in (("clean turns", clean), ("turns with a secret", dirty)):
+    for case, texts in (("chat turns", chat), ("docs and code", clean),
+                        ("turns with a secret", dirty)):
         kilobytes = sum(len(t.encode("utf-8")) for t in texts) / 1024
 
         def memhost(texts: list[str] = texts, kilobytes: float = kilobytes) -> float:

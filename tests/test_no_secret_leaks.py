@@ -306,6 +306,7 @@ def files_text(home: Path) -> str:
 # -- the settings API and page ------------------------------------------------------------------
 
 
+@pytest.mark.browser
 def test_the_settings_api_and_page_hold_no_secret(tmp_path: Path) -> None:
     from test_settings_api import start_server
 
@@ -328,26 +329,24 @@ def test_the_settings_api_and_page_hold_no_secret(tmp_path: Path) -> None:
 
 
 def read_page(url: str) -> str:
-    """The settings page's text and form values after it loaded the leaky provider's tab."""
-    playwright = pytest.importorskip("playwright.sync_api")
-    if not Path("/usr/bin/chromium").exists():
-        if os.environ.get("CI") == "true":
-            pytest.fail("Chromium (/usr/bin/chromium) is required under CI")
-        pytest.skip("Chromium is not installed at /usr/bin/chromium")
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium")
+    """The settings page's HTML and form values once it showed the leaky provider's form."""
+    from services import chromium_problem, launch_chromium, require_service
+
+    require_service("Chromium with Playwright", chromium_problem())
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
         try:
             page = browser.new_page()
+            page.set_default_timeout(20_000)
             page.goto(url)
-            page.wait_for_load_state("networkidle")
-            texts = [page.content()]
-            with contextlib.suppress(Exception):
-                page.get_by_text("leaky", exact=False).first.click()
-                page.wait_for_load_state("networkidle")
-            texts.append(page.content())
-            texts.append(json.dumps(page.eval_on_selector_all(
-                "input, textarea, select", "els => els.map(e => e.value)")))
-            return "\n".join(texts)
+            page.wait_for_selector("body[data-ready='true']")
+            page.wait_for_selector("#provider-form[data-provider='leaky'] [data-field='region']")
+            values = page.eval_on_selector_all("input, textarea, select",
+                                               "els => els.map(e => e.value)")
+            assert MASK in json.dumps(values)  # the text field's token is shown masked
+            return page.content() + "\n" + json.dumps(values)
         finally:
             browser.close()
 

@@ -1,15 +1,10 @@
 """Held-out secret shapes, written after the rules were tuned; never tuned against."""
-import json, random, string, sys, zlib, base64
-R = random.Random(2026)
-A = string.ascii_letters + string.digits
-def tok(n, al=A): return "".join(R.choice(al) for _ in range(n))
-B62 = string.digits + string.ascii_uppercase + string.ascii_lowercase
-def crc_tok(prefix):
-    body = tok(30); n = zlib.crc32(body.encode()); out = ""
-    while n: n, r = divmod(n, 62); out = B62[r] + out
-    return prefix + body + out.rjust(6, "0")
-cases = []
-def add(family, shape, text, *secrets): cases.append({"family": family, "shape": shape, "text": text, "secrets": list(secrets)})
+import base64, json, string, sys
+from shapes import A, Tokens, collector
+T = Tokens(2026)
+R = T.random
+tok, crc_tok = T.tok, T.crc_tok
+cases, add = collector()
 p = tok(12); add("url", "sqlalchemy_url", f'engine = create_engine("postgresql+psycopg://svc:{p}@pg.internal:5432/orders")', p)
 p = tok(10); add("url", "redis_tls_empty_user", f"REDIS_URL=rediss://:{p}@redis-12345.c1.cloud.example.com:12345", p)
 p = "ab@cd:" + tok(8); add("url", "at_and_colon_password", f"ftp://backup:{p}@files.example.net/dump", p)

@@ -1,15 +1,10 @@
 """Second held-out set, written after the second round of tuning; never tuned against."""
-import json, random, string, sys, zlib, base64
-R = random.Random(77)
-A = string.ascii_letters + string.digits
-def tok(n, al=A): return "".join(R.choice(al) for _ in range(n))
-B62 = string.digits + string.ascii_uppercase + string.ascii_lowercase
-def crc_tok(prefix):
-    body = tok(30); n = zlib.crc32(body.encode()); out = ""
-    while n: n, r = divmod(n, 62); out = B62[r] + out
-    return prefix + body + out.rjust(6, "0")
-cases = []
-def add(family, shape, text, *secrets): cases.append({"family": family, "shape": shape, "text": text, "secrets": list(secrets)})
+import base64, json, string, sys
+from shapes import A, Tokens, collector
+T = Tokens(77)
+R = T.random
+tok, crc_tok = T.tok, T.crc_tok
+cases, add = collector()
 p = tok(15); add("url", "mongodb_plain", f"mongodb://root:{p}@mongo-0.mongo:27017/admin?authSource=admin", p)
 p = tok(8) + "#" + tok(4); add("url", "hash_in_password", f"amqps://worker:{p}@mq.example.com/vhost", p)
 p = tok(12); add("url", "url_in_log", f"2026-11-03 12:00:01 INFO connecting to postgresql://reporter:{p}@10.2.0.9/reports", p)

@@ -1,18 +1,12 @@
 """Build the redaction corpus: secret shapes (each with the values that must not survive) and
 benign text. Fixed seed, so the corpus is the same every run."""
-import base64, hashlib, json, random, string, sys, uuid
+import base64, json, string, sys
+from shapes import A, Tokens, collector
 
-R = random.Random(int(sys.argv[2]) if len(sys.argv) > 2 else 14)
-A = string.ascii_letters + string.digits
-def tok(n, alphabet=A): return "".join(R.choice(alphabet) for _ in range(n))
+T = Tokens(int(sys.argv[2]) if len(sys.argv) > 2 else 14)
+R = T.random
+tok, crc_tok = T.tok, T.crc_tok
 def up(n): return tok(n, string.ascii_uppercase + "234567")
-import zlib
-B62 = string.digits + string.ascii_uppercase + string.ascii_lowercase
-def crc_tok(prefix):
-    body = tok(30)
-    n = zlib.crc32(body.encode()); out = ""
-    while n: n, r = divmod(n, 62); out = B62[r] + out
-    return prefix + body + out.rjust(6, "0")
 def hexs(n): return tok(n, "0123456789abcdef")
 def b64(n): return tok(n, A + "+/")
 def pw():
@@ -21,9 +15,7 @@ def pw():
 def host(): return R.choice(["db.internal", "10.0.4.12", "localhost", "cache.prod.example.com", "127.0.0.1"])
 def user(): return R.choice(["admin", "root", "deploy", "app_user", "postgres", "alice"])
 
-cases = []
-def add(family, shape, text, *secrets):
-    cases.append({"family": family, "shape": shape, "text": text, "secrets": list(secrets)})
+cases, add = collector()
 
 def pem(kind, lines=6, width=64):
     body = [b64(width) for _ in range(lines)]
