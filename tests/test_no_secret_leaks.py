@@ -391,3 +391,37 @@ def test_mcp_answers_and_log_hold_no_secret(tmp_path: Path) -> None:
     assert "leaky_ping" in answers and MASK in answers
     assert leaks(answers) == []
     assert leaks(run.stderr) == []
+
+
+# -- the builtin memory ----------------------------------------------------------------------------
+
+PGP_BODY = [secrets.token_urlsafe(48).replace("-", "+").replace("_", "/") for _ in range(4)]
+PGP_KEY = ("-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n" + "\n".join(PGP_BODY)
+           + "\n=AbCd\n-----END PGP PRIVATE KEY BLOCK-----")
+
+
+def test_a_private_key_never_reaches_the_system_prompt(tmp_path: Path) -> None:
+    from memhost import MemoryManager
+
+    home = tmp_path / "home"
+    manager = MemoryManager.from_home(home)
+    try:
+        manager.start_session("s1")
+        answer = json.loads(manager.call_tool("memory", {
+            "action": "add", "target": "memory", "content": f"my signing key:\n{PGP_KEY}"}))
+        assert answer["success"] is False and "secret" in answer["error"]
+        assert "password manager" in answer["error"]  # says what to do instead
+    finally:
+        manager.shutdown(timeout=5)
+    # pasted into the file by hand: withheld from the next session's prompt
+    memory = home / "memories" / "MEMORY.md"
+    memory.parent.mkdir(parents=True, exist_ok=True)
+    memory.write_text(f"User likes tea\n§\nsigning key:\n{PGP_KEY}", encoding="utf-8")
+    manager = MemoryManager.from_home(home)
+    try:
+        manager.start_session("s2")
+        prompt = manager.system_prompt()
+    finally:
+        manager.shutdown(timeout=5)
+    assert "User likes tea" in prompt and "[BLOCKED" in prompt
+    assert not [line for line in PGP_BODY if line in prompt]
