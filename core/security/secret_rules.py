@@ -107,12 +107,18 @@ class Rule(NamedTuple):
     scope: str = "lines"
     #: The literals are looked up in the text as it is, not lower-cased.
     cased: bool = False
+    #: For an "anchored" rule: where a match may start, when that is not at a literal.
+    anchors: tuple[str, ...] = ()
 
 
 def _rule(name: str, rx: str, literals: tuple[str, ...], flags: int = 0,
           check: Callable[[re.Match[str]], bool] | None = None, scope: str = "lines",
-          cased: bool = False) -> Rule:
-    return Rule(name, re.compile(rx, flags), literals, check, scope, cased)
+          cased: bool = False, anchors: tuple[str, ...] = ()) -> Rule:
+    return Rule(name, re.compile(rx, flags), literals, check, scope, cased, anchors)
+
+
+# What every credential-named rule's match contains ("api_key" and "access_key" hold "key").
+_CRED_LITERALS = ("pass", "pwd", "secret", "token", "key", "auth")
 
 
 RULES: tuple[Rule, ...] = (
@@ -134,8 +140,7 @@ RULES: tuple[Rule, ...] = (
     _rule("password_flag", r"\s--(?:password|passwd|pass|token|api-key|secret)(?:=|\s+)" + _VALUE,
           ("--pass", "--token", "--api-key", "--secret"), re.I, _unquoted),
     _rule("p_flag", r"\b(?:sshpass|(?:docker|podman|buildah|skopeo|oras) login|helm registry login|"
-          r"twine upload|helm repo add)\b[^\n]*?\s-p\s+" + _VALUE,
-          ("sshpass", "login", "twine", "helm"), 0, _unquoted),
+          r"twine upload|helm repo add)\b[^\n]*?\s-p\s+" + _VALUE, (" -p",), 0, _unquoted),
     _rule("redis_cli", r"\bredis-cli\b[^\n]*?\s-a\s+" + _VALUE, ("redis",), 0, _unquoted),
     _rule("user_flag", r"\s(?:-u|--user)\s*['\"]?[^\s:'\"$]*:(?P<secret>[^\s'\"]{3,})", ("-u",)),
     # ``export PGPASSWORD=X``, ``PGPASSWORD=X psql``, ``set DB_PASSWORD=X``.
@@ -152,14 +157,14 @@ RULES: tuple[Rule, ...] = (
     # ``api_key: Zq9-word-like-token``, ``password = correct-horse-battery``: the built-in
     # generic rules skip values that read like words; a value named as a credential is one.
     _rule("keyed_value", r"(?P<key>" + _CRED + r"\w*[\"']?)\s*[:=]\s*[\"']?"
-          r"(?P<secret>[^\s\"',;]{6,})", ("pass", "pwd", "secret", "token", "api", "access", "auth"),
-          re.I, _keyed, scope="anchored"),
+          r"(?P<secret>[^\s\"',;]{6,})", _CRED_LITERALS, re.I, _keyed, scope="anchored",
+          anchors=("pass", "pwd", "secret", "token", "api", "access", "auth")),
     # ``define('DB_PASSWORD', '…')``, ``'password' => '…'``, ``<password>…</password>``.
     _rule("quoted_pair", r"(?:\(\s*[\"'][\w.-]*" + _CRED + r"[\"']\s*,|[\"'][\w.-]*" + _CRED
           + r"[\"']\s*=>)\s*[\"'](?P<secret>[^\"'\s]{6,})[\"']",
-          ("=>", "(\"", "('", "( "), re.I, _not_a_name),
+          _CRED_LITERALS, re.I, _not_a_name),
     _rule("xml_element", r"<(" + _CRED + r"[\w:-]*|[\w:-]*" + _CRED + r")>(?P<secret>[^<\s]{3,})</\1>",
-          ("</",), re.I, _not_a_name),
+          _CRED_LITERALS, re.I, _not_a_name),
     _rule("session_cookie", r"\bCookie:[^\n]*?\b(?:session|sess|sid|auth|token)\w*="
           r"(?P<secret>[^;\s]{12,})", ("cookie",), re.I),
     _rule("basic_auth", r"\b(?:Proxy-)?Authorization[\"']?\s*[:=]\s*[\"']?Basic\s+"
@@ -168,8 +173,7 @@ RULES: tuple[Rule, ...] = (
     _rule("api_key_header", r"\bX-Api-Key:\s*(?P<secret>[A-Za-z0-9._~+/=-]{12,})", ("key",), re.I),
     # The built-in AWS rule reports a key id only beside its secret; a lone id is masked too, and
     # a 40-character base64 word in text that holds an id is its secret (a CSV export).
-    _rule("aws_access_key", r"\b(?P<secret>(?:AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})\b",
-          ("akia", "asia", "abia", "acca")),
+    _rule("aws_access_key", r"\b(?P<secret>(?:AKIA|ASIA)[A-Z2-7]{16})\b", ("akia", "asia")),
     _rule("aws_secret_beside_id",
           r"(?<![A-Za-z0-9/+])(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])", ("akia", "asia"),
           0, _mixed, scope="text"),
@@ -212,7 +216,7 @@ def _matches(rule: Rule, text: str, lowered: str, aligned: bool) -> list[re.Matc
     haystack = text if rule.cased else lowered
     if rule.scope == "text" or not (aligned or rule.cased):
         return list(rule.pattern.finditer(text))
-    positions = _occurrences(haystack, rule.literals)
+    positions = _occurrences(haystack, rule.anchors or rule.literals)
     if rule.scope == "anchored":
         return [m for m in map(lambda at: rule.pattern.match(text, at), positions) if m]
     return [m for start, end in _lines(text, positions)
