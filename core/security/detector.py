@@ -3,8 +3,9 @@
 betterleaks (the successor of gitleaks, MIT, maintained) was chosen over detect-secrets,
 credsweeper and kingfisher on the corpus in ``benchmarks/data/redaction/`` (docs/security.md,
 "Secrets", has the figures): it knows the most vendor token formats, changed almost no benign
-line, and its Go engine checks each rule's keywords before running the rule, so text with no
-candidate costs a few microseconds per KB. memhost's rules (:mod:`secret_rules`) add the shapes
+line, and its Go engine checks each rule's keywords before running the rule. Text with no
+candidate at all (no keyword, no token-like run) never reaches it, and a process that sees no
+such text never loads it. memhost's rules (:mod:`secret_rules`) add the shapes
 it does not report; they are plain ``re`` patterns gated by literals, because betterleaks reloads
 a custom rules file on every call.
 
@@ -83,7 +84,15 @@ def scan(text: str) -> frozenset[str]:
     found = _cache.get(text)
     if found is not None:
         return found
-    values = secret_rules.find(text)
+    lowered = text.lower()
+    values = secret_rules.find(text, lowered)
+    # The engine is loaded (a Go runtime and two hundred rules: a fraction of a second) and run
+    # only for a text with a candidate: a keyword of memhost's rules (which include the generic
+    # rules' "password", "secret", "token", "key", "auth") or a token-like run of 16 characters
+    # (every vendor format is at least that long).
+    if not (values or secret_rules.has_literal(lowered) or secret_rules.has_long_token(text)):
+        _cache.put(text, frozenset())
+        return frozenset()
     for finding in _load().scan_string(text):
         value = (finding.secret or "").strip()
         # A finding inside decoded base64 is not in the text; masking works on the text.

@@ -223,13 +223,30 @@ def _matches(rule: Rule, text: str, lowered: str, aligned: bool) -> list[re.Matc
             for m in rule.pattern.finditer(text, start, end)]
 
 
-def find(text: str) -> set[str]:
-    """The values memhost's own rules find in ``text``."""
-    lowered = text.lower()
+# Characters of a token (a key, an id, base64): a run of 16 of them is a candidate for the
+# detector's vendor rules, whose matches are all at least that long.
+_TOKEN_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_+/=.~-")
+_RUNS = bytes(0x61 if i in _TOKEN_CHARS else 0x20 for i in range(256))
+_LONG_RUN = b"a" * 16
+
+
+def has_literal(lowered: str) -> bool:
+    """Whether the lower-cased text holds a literal of any rule."""
     for literal in _ANY:
         if literal in lowered:
-            break
-    else:
+            return True
+    return False
+
+
+def has_long_token(text: str) -> bool:
+    """Whether ``text`` holds a run of 16 token characters (a translate and a find: no regex)."""
+    return _LONG_RUN in text.encode("ascii", "replace").translate(_RUNS)
+
+
+def find(text: str, lowered: str | None = None) -> set[str]:
+    """The values memhost's own rules find in ``text`` (``lowered``: ``text.lower()``)."""
+    lowered = text.lower() if lowered is None else lowered
+    if not has_literal(lowered):
         return set()  # the common case: no rule can match
     # A rule runs only where its literals are (in docs and code a keyword such as "key" is
     # common, and most lines hold none); positions in the lower-cased text are positions in the
