@@ -23,6 +23,7 @@ from memhost.errors import MemhostError
 from memhost.security import secret_rules
 
 _CACHE_SIZE = 1024
+_CACHED_CHARS = 64 * 1024
 _VERSION = "detector-1"  # bump when a check below changes what is reported
 
 
@@ -42,6 +43,8 @@ class _Cache:
             return found
 
     def put(self, text: str, found: frozenset[str]) -> None:
+        if len(text) > _CACHED_CHARS:
+            return  # a big tool output is not kept alive for a cache
         with self.lock:
             self.items[text] = found
             if len(self.items) > self.size:
@@ -85,14 +88,15 @@ def scan(text: str) -> frozenset[str]:
     if found is not None:
         return found
     lowered = text.lower()
-    values = secret_rules.find(text, lowered)
     # The engine is loaded (a Go runtime and two hundred rules: a fraction of a second) and run
     # only for a text with a candidate: a keyword of memhost's rules (which include the generic
     # rules' "password", "secret", "token", "key", "auth") or a token-like run of 16 characters
     # (every vendor format is at least that long).
-    if not (values or secret_rules.has_literal(lowered) or secret_rules.has_long_token(text)):
+    keyword = secret_rules.has_literal(lowered)
+    if not (keyword or secret_rules.has_long_token(text)):
         _cache.put(text, frozenset())
         return frozenset()
+    values = secret_rules.find(text, lowered) if keyword else set()
     for finding in _load().scan_string(text):
         value = (finding.secret or "").strip()
         # A finding inside decoded base64 is not in the text; masking works on the text.

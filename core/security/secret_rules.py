@@ -244,10 +244,12 @@ def has_long_token(text: str) -> bool:
 
 
 def find(text: str, lowered: str | None = None) -> set[str]:
-    """The values memhost's own rules find in ``text`` (``lowered``: ``text.lower()``)."""
-    lowered = text.lower() if lowered is None else lowered
-    if not has_literal(lowered):
-        return set()  # the common case: no rule can match
+    """The values memhost's own rules find in ``text`` (``lowered``: ``text.lower()``, when the
+    caller has it and knows :func:`has_literal` holds)."""
+    if lowered is None:
+        lowered = text.lower()
+        if not has_literal(lowered):
+            return set()  # the common case: no rule can match
     # A rule runs only where its literals are (in docs and code a keyword such as "key" is
     # common, and most lines hold none); positions in the lower-cased text are positions in the
     # text when lower-casing kept its length.
