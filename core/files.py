@@ -7,7 +7,8 @@ needs a lock: it sees the old file or the new one, never half of either.
 Whatever the umask, a folder memhost creates (its missing parents too) is 0700 and a file 0600.
 Nothing is written through a symlink someone planted: temp files are created with ``O_EXCL``,
 a file is replaced by renaming over its name (which replaces a link, never its target), appends
-and new files are opened with ``O_NOFOLLOW``, and a lock file that is a link is removed first.
+and new files are opened with ``O_NOFOLLOW``, and a lock file that is a link is refused
+(filelock opens it with ``O_NOFOLLOW``).
 The one exception is asked for by name: a memory file the user linked into a dotfiles
 repository stays linked (``follow_symlink=True``).
 """
@@ -149,21 +150,12 @@ def read_json_or(path: Path, default: Any) -> Any:
         return default
 
 
-def _unlink_if_symlink(path: str) -> None:
-    # filelock opens its file with O_CREAT | O_TRUNC, which would truncate a planted link's
-    # target: a lock file is never a link memhost made, so a link there is removed.
-    with contextlib.suppress(OSError):
-        if stat.S_ISLNK(os.lstat(path).st_mode):
-            os.unlink(path)
-
-
 def lock_for(path: Path, timeout: float = 30.0) -> FileLock:
     """A new lock on ``path``'s sidecar lock file (``<name>.lock``, mode 0600).
 
     For read-modify-write use :func:`locked`, which reuses one lock per path in a process.
     """
     ensure_private_dir(path.parent)
-    _unlink_if_symlink(str(path) + ".lock")
     return FileLock(str(path) + ".lock", timeout=timeout, mode=PRIVATE_FILE)
 
 
@@ -215,7 +207,6 @@ def locked(path: Path, timeout: float = 30.0) -> Iterator[None]:
     ``timeout`` seconds (a negative timeout waits for ever)."""
     ensure_private_dir(path.parent)
     lock_file = str(path) + ".lock"
-    _unlink_if_symlink(lock_file)
     lock = _path_lock(lock_file)
     deadline = time.monotonic() + timeout
     if not lock.thread.acquire(timeout=-1 if timeout < 0 else timeout):

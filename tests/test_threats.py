@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memhost.security import threats
-from memhost.security.redact import holds_secret
+from memhost.security.masking import holds_secret
 from memhost.security.threats import (
     INVISIBLE_CHARS,
     MAX_SCAN_CHARS,

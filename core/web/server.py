@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import html
+import json
 import socket
 import sys
 import tempfile
@@ -104,9 +105,13 @@ class LaunchFile:
     def __init__(self, url: str) -> None:
         self.folder = Path(tempfile.mkdtemp(prefix="memhost-settings-"))  # 0700
         self.path = self.folder / "open.html"
+        # A script (Chromium does not follow a meta refresh from file: to http:), the refresh for
+        # browsers that do, and a link for one that runs neither.
         page = ("<!doctype html><meta charset=utf-8><meta name=referrer content=no-referrer>"
                 f'<meta http-equiv="refresh" content="0;url={html.escape(url)}">'
-                "<title>memhost settings</title>")
+                "<title>memhost settings</title>"
+                f"<script>location.replace({json.dumps(url)})</script>"
+                f'<p><a href="{html.escape(url)}">Open the memhost settings</a></p>')
         write_new_private(self.path, page.encode("utf-8"))
 
     @property
