@@ -14,7 +14,6 @@ from collections.abc import Iterable
 from typing import Any, TypeVar
 
 from memhost.security import detector
-from memhost.security.text import has_invisible, strip_invisible
 
 MASK = "[redacted]"
 
@@ -24,7 +23,16 @@ T = TypeVar("T")
 def find_secrets(text: str) -> set[str]:
     """The secret values in ``text``, as they appear once its invisible characters are folded
     (a token split by a zero-width space is found whole)."""
-    return set(detector.scan(strip_invisible(text))) - {MASK}
+    return set(detector.scan(_folded(text))) - {MASK}
+
+
+def _folded(text: str) -> str:
+    # ASCII holds no invisible character; the Unicode tables are loaded only for other text.
+    if text.isascii():
+        return text
+    from memhost.security.text import strip_invisible
+
+    return strip_invisible(text)
 
 
 def holds_secret(text: str) -> bool:
@@ -54,8 +62,8 @@ def _strings(value: Any) -> Iterable[str]:
 
 
 def _mask_text(text: str, secrets: list[str]) -> str:
-    if has_invisible(text) and any(s not in text and s in (folded := strip_invisible(text))
-                                   for s in secrets):
+    if not text.isascii() and any(s not in text and s in (folded := _folded(text))
+                                  for s in secrets):
         text = folded  # a secret split by invisible characters: mask the folded text
     for secret in secrets:
         if secret in text:

@@ -16,8 +16,9 @@ a regex says badly (a placeholder is not a secret; "the password is required" is
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 _VALUE = r"""(?P<secret>'[^'\n]{3,}'|"[^"\n]{3,}"|[^\s'"`]{3,})"""
 _CRED = r"(?:password|passwd|pwd|passphrase|secret|token|api[_-]?key|access[_-]?key|auth(?!or))"
@@ -96,9 +97,32 @@ def _unquoted(match: re.Match[str]) -> bool:
     return not match.group("secret").strip("'\"").startswith(("$", "<", "{"))
 
 
+class _Pattern:
+    """A regex compiled on first use: most processes never run most rules, and compiling all
+    of them would cost every ``memhost`` command's start."""
+
+    __slots__ = ("_compiled", "flags", "source")
+
+    def __init__(self, source: str, flags: int) -> None:
+        self.source, self.flags = source, flags
+        self._compiled: re.Pattern[str] | None = None
+
+    @property
+    def compiled(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self.source, self.flags)
+        return self._compiled
+
+    def finditer(self, text: str, pos: int = 0, endpos: int = sys.maxsize) -> Any:
+        return self.compiled.finditer(text, pos, endpos)
+
+    def match(self, text: str, pos: int = 0) -> re.Match[str] | None:
+        return self.compiled.match(text, pos)
+
+
 class Rule(NamedTuple):
     name: str
-    pattern: re.Pattern[str]
+    pattern: _Pattern
     literals: tuple[str, ...]
     check: Callable[[re.Match[str]], bool] | None = None
     #: Where the pattern runs: "lines" (each line holding a literal), "text" (all of it, for a
@@ -114,7 +138,7 @@ class Rule(NamedTuple):
 def _rule(name: str, rx: str, literals: tuple[str, ...], flags: int = 0,
           check: Callable[[re.Match[str]], bool] | None = None, scope: str = "lines",
           cased: bool = False, anchors: tuple[str, ...] = ()) -> Rule:
-    return Rule(name, re.compile(rx, flags), literals, check, scope, cased, anchors)
+    return Rule(name, _Pattern(rx, flags), literals, check, scope, cased, anchors)
 
 
 # What every credential-named rule's match contains ("api_key" and "access_key" hold "key").
