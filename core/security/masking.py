@@ -27,7 +27,8 @@ import traceback
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
-from memhost.security.redact import MASK, MIN_MASKED, redact
+from memhost.security.redact import MASK, MIN_MASKED, find_secrets, redact
+from memhost.security.redact import holds_secret as detected
 
 T = TypeVar("T")
 
@@ -53,8 +54,6 @@ def remember(value: str | None) -> None:
 def remember_found(value: T) -> T:
     """Remember every secret the detector finds in ``value`` (a config: strings nested in dicts
     and lists); returns ``value``."""
-    from memhost.security.redact import find_secrets
-
     stack: list[Any] = [value]
     while stack:
         item = stack.pop()
@@ -95,8 +94,6 @@ def forget_all() -> None:
 
 def holds_secret(text: str) -> bool:
     """Whether ``text`` holds a remembered secret value or anything the detector finds."""
-    from memhost.security.redact import holds_secret as detected
-
     return any(value in text for value in _ordered) or detected(text)
 
 
