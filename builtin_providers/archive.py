@@ -12,7 +12,7 @@ import secrets
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from memhost.files import PRIVATE_FILE, ensure_private_dir, locked
+from memhost.files import ensure_private_dir, locked, open_append_private
 
 ARCHIVE_NAME = "archive.jsonl"
 
@@ -42,7 +42,7 @@ class Archive:
         ensure_private_dir(self.path.parent)
         payload = "".join(json.dumps(asdict(r), ensure_ascii=False) + "\n" for r in records)
         with locked(self.path):
-            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, PRIVATE_FILE)
+            fd = open_append_private(self.path)
             try:
                 size = os.fstat(fd).st_size
                 if size and _last_byte(self.path) != b"\n":

@@ -403,7 +403,7 @@ class MemoryStore:
         # entry in both places, never in neither.
         self.archive.append(archived)
         path = self.path(target)
-        atomic_write_text(path, serialize(after))
+        atomic_write_text(path, serialize(after), follow_symlink=True)  # a linked file stays linked
         meta = entrymeta.load(path)
         for change in changes:
             if change.action == "remove":

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from tomlkit.exceptions import TOMLKitError
 
 from memhost.errors import ConfigError
-from memhost.files import atomic_write_text, locked
+from memhost.files import atomic_write_text, locked, refuse_shared_dir
 from memhost.home import config_path
 
 _STRICT = ConfigDict(extra="forbid", strict=True, frozen=True)
@@ -160,6 +160,7 @@ def _read_document(path: Path) -> tomlkit.TOMLDocument:
 
 def load_config(home: Path) -> Config:
     """Read and validate ``<home>/config.toml``; a missing file gives the defaults."""
+    refuse_shared_dir(home, "the memhost home")  # its config says which code runs
     path = config_path(home)
     return validate(_read_document(path).unwrap(), path)
 

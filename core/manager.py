@@ -34,6 +34,7 @@ from memhost.outbox import Journal, Outbox, Record
 from memhost.health import health_problems
 from memhost.providers import FAILED, Provider, ProviderSet
 from memhost.review.approval import ApprovalGate, PendingStore
+from memhost.security.masking import scrub_value
 from memhost.security.redact import redact, redact_many
 from memhost.toolschemas import RESERVED_TOOL_NAMES, SchemaProblem, normalise_tool_schema
 from memhost.turns import NudgeCounter, count_user_turns, flatten_content, is_trivial
@@ -605,7 +606,7 @@ class MemoryManager:
         configured = self.config.memory.provider.strip()
         failed_writes = self._dead.count() if self._dead else 0
         usable = self._external is not None and not self._external.health.unavailable
-        return {
+        return scrub_value({  # a provider's fault text may quote its config
             "home": str(self.home),
             "session_id": self.session_id,
             "context": self.context,
@@ -624,7 +625,7 @@ class MemoryManager:
             "shutdown": self._shutdown_report.as_dict() if self._shutdown_report else None,
             "review": self.reviewer.status() if hasattr(self.reviewer, "status") else None,
             "pending_writes": PendingStore(self.home).count(),
-        }
+        })
 
 
 def _json_error(message: str) -> str:

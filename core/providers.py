@@ -29,6 +29,7 @@ from memhost.bounded import DaemonExecutor
 from memhost.errors import ProviderError, RetryableError
 from memhost.faultlog import FaultLog
 from memhost.health import Health
+from memhost.security.masking import scrub
 from memhost.security.redact import redact
 
 log = logging.getLogger("memhost.providers")
@@ -267,6 +268,9 @@ class ProviderSet:
     def _fault(provider: Provider, hook: str, stats: HookStats, message: str,
                exc: BaseException | None = None) -> None:
         stats.errors += 1
+        # Where a provider's exception becomes text (status, problems, doctor, the API, a tool's
+        # answer): its secrets are masked once, here.
+        message = scrub(message)
         stats.last_error = provider.last_error = f"{hook}: {message}"
         provider.health.failed(hook, provider.last_error)
         faults.report(provider.name, hook, message, exc)
@@ -313,11 +317,12 @@ def _trace_after(outcome: Any, hook_name: str, impls: Sequence[Any],
                  kwargs: Mapping[str, Any]) -> None:
     elapsed = (time.perf_counter() - _trace_starts.stack.pop()) * 1000
     names = ",".join(impl.plugin_name for impl in impls) or "-"
-    shown = {k: _short(v) for k, v in redact(dict(kwargs)).items()}
+    # Masked before shortening: a value cut in half would no longer be recognised.
+    shown = {k: _short(scrub(v if isinstance(v, str) else repr(v)))
+             for k, v in redact(dict(kwargs)).items()}
     failed = " FAILED" if outcome.exception is not None else ""
     print(f"memhost trace: {names}.{hook_name} {elapsed:.2f}ms{failed} {shown}", file=sys.stderr)
 
 
-def _short(value: Any, limit: int = 120) -> Any:
-    text = value if isinstance(value, str) else repr(value)
+def _short(text: str, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."

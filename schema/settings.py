@@ -22,6 +22,7 @@ from typing import Any
 
 from memhost.errors import MemhostError
 from memhost.schema.envstore import EnvStore
+from memhost.security.masking import scrub_value
 from memhost.schema.loader import load_config_schema
 from memhost.schema.model import PROVIDER_NAME, ProviderConfigSchema
 from memhost.schema.stores import store_for
@@ -207,6 +208,11 @@ class SettingsService:
 
         store = store_for(self.home, schema.name, schema.storage)
         stored = store.read()
+        # A value shown masked (a token typed into a text field is shown as "[redacted]") and
+        # sent back unchanged keeps what is stored: saving a page never writes the mask.
+        changes = {key: value for key, value in changes.items()
+                   if not (key in stored and value != stored[key]
+                           and value == scrub_value(stored[key]))}
         candidate = {**stored, **changes}
         candidate = {k: v for k, v in candidate.items() if v is not None}
         document = self._effective(schema, candidate)

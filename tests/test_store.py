@@ -141,7 +141,7 @@ def test_a_failed_write_is_an_error_and_changes_nothing(
     store.add("memory", "alpha")
     before = on_disk(store)
 
-    def disk_full(path: Path, text: str) -> None:
+    def disk_full(path: Path, text: str, **options: object) -> None:
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr("memhost.builtin_providers.store.atomic_write_text", disk_full)

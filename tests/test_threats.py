@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memhost.security import threats
-from memhost.security.redact import SECRET_PATTERNS
+from memhost.security.masking import holds_secret
 from memhost.security.threats import (
     INVISIBLE_CHARS,
     MAX_SCAN_CHARS,
@@ -166,8 +166,7 @@ def reference_scan(text: str, scope: str = "strict") -> list[threats.Finding]:
     normal = unicodedata.normalize("NFKC", head)
     findings += [threats.Finding(pid, s) for pid, s, rx in threats._compiled(scope)
                  if rx.search(normal)]
-    if scope == "strict" and any(rx.search(head) for name, rx in SECRET_PATTERNS
-                                 if name not in threats._LOOSE_SECRET_SHAPES):
+    if scope == "strict" and holds_secret(head):
         findings.append(threats.Finding("secret_token", "strict"))
     return findings
 

@@ -381,12 +381,12 @@ class ChatHost:
         return messages
 
     def _persist(self, messages: list[dict[str, Any]]) -> None:
-        from memhost.files import PRIVATE_FILE, ensure_private_dir
+        from memhost.files import ensure_private_dir, open_append_private
 
         ensure_private_dir(self.folder)
         path = self._log_path(self.session_id)
         data = "".join(json.dumps(m, ensure_ascii=False) + "\n" for m in messages).encode("utf-8")
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, PRIVATE_FILE)
+        fd = open_append_private(path)
         try:
             os.write(fd, data)
         finally:

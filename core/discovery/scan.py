@@ -48,6 +48,7 @@ from memhost.discovery.manifest import (
     read_manifest,
 )
 from memhost.errors import ConfigError, ProviderError
+from memhost.files import refuse_shared_dir
 
 log = logging.getLogger("memhost.discovery")
 
@@ -205,6 +206,7 @@ def discover(home: Path, *, bundled_dir: Path | None = None, entrypoints: bool |
     blocked = blocked_names()
     blocked_keys = {b.casefold() for b in blocked}
     raw = _scan_folders(Path(bundled_dir) if bundled_dir else bundled_root(), "bundled")
+    refuse_shared_dir(user_root(home), "the provider folder")  # its code runs as this user
     raw += _scan_folders(user_root(home), "user")
     if use_entrypoints:
         try:
@@ -325,7 +327,9 @@ def runtime_config(name: str, home: Path, table: dict[str, Any] | None = None) -
     """The config a provider's hooks receive: with a ``config_schema.py``, the settings service's
     values (defaults, stored values, secrets from the env store); otherwise a copy of the raw
     ``[providers.<name>]`` table. A schema that cannot be used is logged and the raw table given."""
-    raw = copy.deepcopy(table or {})
+    from memhost.security.masking import remember_found
+
+    raw = remember_found(copy.deepcopy(table or {}))
     try:
         path = schema_path(name, home)
     except ProviderError:
@@ -335,7 +339,9 @@ def runtime_config(name: str, home: Path, table: dict[str, Any] | None = None) -
     try:
         from memhost.schema.settings import SettingsService
 
-        return dict(SettingsService(home).values(name))
+        # Secret fields are remembered by the env store; a secret typed into another field is
+        # remembered here, so it is masked wherever the provider's messages repeat it.
+        return remember_found(dict(SettingsService(home).values(name)))
     except KeyboardInterrupt:
         raise
     except Exception as exc:

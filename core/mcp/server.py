@@ -41,6 +41,7 @@ from mcp.shared.exceptions import MCPError
 from memhost import __version__
 from memhost.errors import MemhostError
 from memhost.manager import MemoryManager
+from memhost.security.masking import scrub_value, unscrubbed
 from memhost.web import loopback
 
 log = logging.getLogger("memhost.mcp")
@@ -104,7 +105,9 @@ class MemorySession:
         if self._closed is not None:
             raise MCPError(code=types.INTERNAL_ERROR, message="this memory session has ended")
         await self.start("")
-        return await asyncio.wrap_future(self._thread.submit(lambda: fn(self._build())))
+        # Every answer (tool results, recall, the snapshot) passes secret masking: a provider's
+        # error text may quote its config.
+        return scrub_value(await asyncio.wrap_future(self._thread.submit(lambda: fn(self._build()))))
 
     async def start(self, client: str) -> None:
         """Start the session once; later calls wait for that start."""
@@ -399,6 +402,8 @@ def http_token(env: dict[str, str]) -> str:
 def serve_http(home: Path, port: int, token: str) -> int:
     import uvicorn
 
+    from memhost.web.slowclients import uvicorn_options
+
     # Listening now, not when uvicorn is up: a client that read the banner below may connect at
     # once, and waits in the backlog instead of being refused.
     listener = loopback.listen(port)
@@ -418,12 +423,14 @@ def serve_http(home: Path, port: int, token: str) -> int:
             self.should_exit = True
 
     config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on",
-                            timeout_graceful_shutdown=3)
+                            timeout_graceful_shutdown=3, **uvicorn_options())
+    # The token is printed on purpose (the user needs it): past the output's secret masking.
+    banner = unscrubbed(sys.stderr)
     print(f"memhost mcp: serving {url} (MCP over streamable HTTP, this machine only)",
-          file=sys.stderr)
-    print(f"memhost mcp: token: {token}", file=sys.stderr)
+          file=banner)
+    print(f"memhost mcp: token: {token}", file=banner)
     print(f"memhost mcp: every request needs the header 'Authorization: Bearer {token}'",
-          file=sys.stderr, flush=True)
+          file=banner, flush=True)
     try:
         Uvicorn(config).run(sockets=[listener])
     finally:

@@ -24,8 +24,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
-from memhost.security.redact import _LITERALS as _SECRET_LITERALS
-from memhost.security.redact import SECRET_PATTERNS
+from memhost.security import masking, redact
 
 MAX_SCAN_CHARS = 65_536
 
@@ -130,6 +129,11 @@ class Finding:
             code = self.id.removeprefix("invisible_unicode_")
             return (f"Blocked: the text contains the invisible character {code}, a common way to "
                     "hide instructions. Remove it and retry.")
+        if self.id == "secret_token":
+            return ("Refused: the text holds what looks like a secret (a password, key or token). "
+                    "Memory is replayed into every future system prompt and sent to the memory "
+                    "provider, so memhost never stores secrets in it. Save where the secret is kept "
+                    "instead (\"the wifi password is in the password manager\") and retry.")
         return (f"Blocked: the text matches threat pattern '{self.id}'. Memory is replayed into "
                 "every future system prompt, so it must not carry instructions, exfiltration or "
                 "persistence steps. Rephrase it as a plain fact.")
@@ -243,17 +247,6 @@ def _gated(scope: str) -> _Gates:
     return _Gates(scope)
 
 
-# The secret shapes the scan reports (see _LOOSE_SECRET_SHAPES), with redaction's literals for
-# them: a case-sensitive pattern's literals are looked up in the text, an IGNORECASE one's in
-# its lower case.
-_SECRET_GATES = tuple(
-    (rx, _SECRET_LITERALS.get(name), bool(rx.flags & re.IGNORECASE))
-    for name, rx in SECRET_PATTERNS if name not in _LOOSE_SECRET_SHAPES)
-_SECRET_CASED = tuple(lit for _, lits, folded in _SECRET_GATES if lits and not folded for lit in lits)
-_SECRET_FOLDED = tuple(lit for _, lits, folded in _SECRET_GATES if lits and folded for lit in lits)
-_SECRET_ALL_GATED = all(lits is not None for _, lits, _ in _SECRET_GATES)
-
-
 def pattern_ids(scope: str = "strict") -> list[str]:
     ids = [pid for pid, _, _ in _compiled(scope)]
     return ids + ["secret_token"] if scope == "strict" else ids
@@ -300,19 +293,9 @@ def scan(text: str, scope: str = "strict") -> list[Finding]:
 
 
 def _holds_secret(head: str, lowered: str | None) -> bool:
-    """Whether ``head`` holds a key shape; ``lowered`` is ``_folded(head)``."""
-    if _SECRET_ALL_GATED and lowered is not None and not any(
-            lit in head for lit in _SECRET_CASED) and not any(
-            lit in lowered for lit in _SECRET_FOLDED):
-        return False  # the common case: not one literal of any shape is present
-    for rx, literals, folded in _SECRET_GATES:
-        if literals is not None:
-            haystack = lowered if folded else head
-            if haystack is not None and not any(lit in haystack for lit in literals):
-                continue
-        if rx.search(head):
-            return True
-    return False
+    """Whether ``head`` holds a secret: a value this process knows is one (a configured
+    secret), or anything the egress redaction's detector finds."""
+    return masking.holds_secret(head)
 
 
 def first_finding(text: str, scope: str = "strict") -> Finding | None:
@@ -328,8 +311,7 @@ def version() -> str:
              f"{sys.version_info[0]}.{sys.version_info[1]}"]
     parts += [f"{pid}\t{scope}\t{rx}" for pid, scope, rx in _PATTERNS]
     parts += [f"{pid}\t{'|'.join(','.join(g) for g in groups)}" for pid, groups in _LITERALS.items()]
-    parts += [f"{name}\t{rx.flags}\t{rx.pattern}\t{','.join(_SECRET_LITERALS.get(name, ()))}"
-              for name, rx in SECRET_PATTERNS]
+    parts.append(redact.version())
     parts += [",".join(sorted(_LOOSE_SECRET_SHAPES)), "".join(sorted(INVISIBLE_CHARS)),
               "".join(_FOLDS_TO_ASCII)]
     return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()[:24]

@@ -93,8 +93,10 @@ class PostgresRecall(RecallProvider):
             from psycopg.conninfo import conninfo_to_dict
 
             conninfo_to_dict(str(dsn))
-        except Exception as exc:
-            return (f"the connection string ({DSN_KEY}) cannot be read: {exc}; use the form "
+        except Exception:
+            # The driver's message quotes the string, password and all: it is not repeated.
+            return (f"the connection string ({DSN_KEY}) cannot be read: it is neither a "
+                    "postgresql:// URL nor key=value pairs; use the form "
                     "postgresql://user:password@host:5432/dbname")
         schema = merged.get("schema")
         if not isinstance(schema, str) or not SCHEMA_NAME.match(schema):
