@@ -1,0 +1,287 @@
+"""The write-ahead journal of one memory file: ``<home>/memories/MEMORY.md.journal``.
+
+Every write to ``MEMORY.md`` is committed by one record appended here, under the file's lock,
+made durable by one ``fdatasync``, before the file itself is replaced. The record holds the new
+text of the file, the archive records of the entries the write replaced or removed, and the
+metadata it set. So one sync makes all three durable together: after a crash at any point every
+committed entry is in the file, or in the journal from which the next write puts the file right
+(:mod:`memhost.builtin_providers.commit`), and every entry a write took out is in the archive.
+
+The file is preallocated with zeros, so an append overwrites blocks the filesystem already
+holds: the sync writes those blocks and flushes the disk, with no filesystem-journal commit (an
+append to a growing file needs one, and costs as much as the memory file's own fsync did). When
+a record no longer fits, a checkpoint folds the journal into the long-lived files
+(``archive.jsonl``, the metadata sidecar, the memory file; all fsynced, the folder too) and
+starts a new generation at offset 0.
+
+Format: one record per line, ``<crc32 as 8 hex digits> <json>\\n``. A generation starts with the
+record ``{"g": N}``; every later record carries the same ``"g"``. Reading stops at the first NUL
+byte (the unused, preallocated rest), at a line whose checksum fails (a torn write, or what an
+older generation left behind a shorter new one) and at a record of another generation. JSON
+escapes NUL, so a record never holds one.
+
+Readers need no lock: each process keeps, per journal, the offset it has read to and what the
+records it read add up to, and reads only what was appended since (two small reads when nothing
+was).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memhost.files import PRIVATE_FILE, fsync_dir
+
+SUFFIX = ".journal"
+#: The journal's size when created; a checkpoint grows it so ~128 of its largest records fit.
+INITIAL_BYTES = 1 << 20
+MAX_BYTES = 16 << 20
+_HEAD_BYTES = 64
+_FIRST_READ = 4096
+
+
+class Full(Exception):
+    """The record does not fit in what is left of the journal: checkpoint first."""
+
+
+def path_for(store_path: Path) -> Path:
+    return store_path.with_name(store_path.name + SUFFIX)
+
+
+@dataclass
+class State:
+    """What the records of the journal's current generation add up to."""
+
+    gen: int = 0  # 0: no usable journal
+    end: int = 0  # the offset just after the last valid record
+    size: int = 0  # bytes preallocated
+    #: Metadata events folded in order: entry key -> its whole record, or None (dropped).
+    meta: dict[str, dict[str, Any] | None] = field(default_factory=dict)
+    archive: list[dict[str, Any]] = field(default_factory=list)
+    #: The last record that carried the memory file's text (what the file must hold).
+    last: dict[str, Any] | None = None
+    largest: int = 0  # the longest record of this generation, in bytes
+    records: int = 0
+
+
+class _Handle:
+    __slots__ = ("fd", "ident", "path", "state", "writable")
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.fd: int | None = None
+        self.ident: tuple[int, int] | None = None
+        self.writable = False
+        self.state = State()
+
+    def close(self) -> None:
+        fd, self.fd, self.ident = self.fd, None, None
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.state = State()
+
+
+_HANDLES: dict[Path, _Handle] = {}
+
+
+def _handle(path: Path) -> _Handle:
+    handle = _HANDLES.get(path)
+    if handle is None:
+        handle = _HANDLES[path] = _Handle(path)
+    return handle
+
+
+def state(path: Path, *, writable: bool = False) -> State:
+    """The journal as it is on disk now (an empty :class:`State` when there is none)."""
+    handle = _handle(path)
+    try:
+        found = os.stat(path)
+    except FileNotFoundError:
+        handle.close()
+        return handle.state
+    ident = (found.st_dev, found.st_ino)
+    if handle.fd is None or handle.ident != ident or (writable and not handle.writable):
+        handle.close()
+        try:
+            handle.fd = os.open(path, (os.O_RDWR if writable else os.O_RDONLY)
+                                | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0))
+        except OSError:
+            if writable:
+                raise
+            return handle.state
+        handle.ident, handle.writable = ident, writable
+    fd = handle.fd
+    current = handle.state
+    gen = _generation(os.pread(fd, _HEAD_BYTES, 0))
+    if gen != current.gen or gen == 0:
+        current = handle.state = State(gen=gen)
+    current.size = found.st_size
+    if gen:
+        _read_on(fd, current)
+    return current
+
+
+def _generation(head: bytes) -> int:
+    line, newline, _ = head.partition(b"\n")
+    record = _decode(line) if newline else None
+    gen = record.get("g") if record is not None else None
+    return gen if isinstance(gen, int) and gen > 0 and len(record) == 1 else 0
+
+
+def _decode(line: bytes) -> dict[str, Any] | None:
+    if len(line) < 10 or line[8:9] != b" ":
+        return None
+    body = line[9:]
+    try:
+        if int(line[:8], 16) != zlib.crc32(body):
+            return None
+        record = json.loads(body)
+    except ValueError:
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def _read_on(fd: int, current: State) -> None:
+    """Fold in the records appended after ``current.end``."""
+    want = _FIRST_READ
+    while True:
+        chunk = os.pread(fd, want, current.end)
+        if not chunk or chunk[0] == 0:
+            return
+        stop = chunk.find(b"\0")
+        data = chunk if stop < 0 else chunk[:stop]
+        pos = 0
+        while (newline := data.find(b"\n", pos)) >= 0:
+            record = _decode(data[pos:newline])
+            if record is None or record.get("g") != current.gen:
+                current.end += pos
+                return
+            _fold(current, record, newline + 1 - pos)
+            pos = newline + 1
+        current.end += pos
+        if stop >= 0 or len(chunk) < want:
+            return  # the rest is unused space, or a torn last line
+        if pos == 0:
+            want *= 2  # one record longer than what was read: read more at once
+
+
+def _fold(current: State, record: dict[str, Any], length: int) -> None:
+    current.records += 1
+    current.largest = max(current.largest, length)
+    meta = record.get("meta")
+    if isinstance(meta, dict):
+        for key, value in meta.items():
+            current.meta[key] = value if isinstance(value, dict) else None
+    archived = record.get("archive")
+    if isinstance(archived, list):
+        current.archive.extend(a for a in archived if isinstance(a, dict))
+    if isinstance(record.get("text"), str):
+        current.last = record
+    elif record.get("cancel"):
+        current.last = None  # the write this cancels never reached the file
+
+
+def encode(gen: int, record: dict[str, Any]) -> bytes:
+    body = json.dumps({"g": gen, **record}, ensure_ascii=False,
+                      separators=(",", ":")).encode("utf-8")
+    return b"%08x %s\n" % (zlib.crc32(body), body)
+
+
+def append(path: Path, record: dict[str, Any], *, on_written: Any = None) -> State:
+    """Append ``record`` and sync it (the caller holds the memory file's lock).
+
+    Raises :class:`Full` when it does not fit (nothing written) and ``OSError`` when it cannot
+    be written; returns the state with the record folded in.
+    """
+    current = state(path, writable=True)
+    handle = _HANDLES[path]
+    assert handle.fd is not None and current.gen
+    line = encode(current.gen, record)
+    if current.end + len(line) > current.size:
+        raise Full(f"{path.name}: {len(line):,} bytes do not fit in the "
+                   f"{current.size - current.end:,} left")
+    os.pwrite(handle.fd, line, current.end)
+    if on_written is not None:
+        on_written()
+    os.fdatasync(handle.fd)
+    current.end += len(line)
+    _fold(current, json.loads(line[9:]), len(line))
+    return current
+
+
+def start(path: Path, *, size: int, gen: int) -> State:
+    """Begin generation ``gen`` in a journal of at least ``size`` bytes (the caller holds the
+    lock). An existing journal is reused in place: its header is overwritten and synced, and
+    what follows it no longer reads as this generation."""
+    header = encode(gen, {})
+    size = max(size, 2 * len(header))
+    try:
+        found = os.stat(path, follow_symlinks=False)
+    except FileNotFoundError:
+        found = None
+    if found is None or not os.path.isfile(path) or os.path.islink(path):
+        _create(path, size, header)
+    else:
+        fd = os.open(path, os.O_RDWR | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0))
+        try:
+            if found.st_size < size:
+                _zero_fill(fd, found.st_size, size)
+                os.pwrite(fd, header, 0)
+                os.fsync(fd)  # the size changed: the inode must be synced too
+            else:
+                os.pwrite(fd, header, 0)
+                os.fdatasync(fd)
+        finally:
+            os.close(fd)
+    return state(path, writable=True)
+
+
+def _create(path: Path, size: int, header: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        try:
+            _zero_fill(fd, 0, size)
+            os.pwrite(fd, header, 0)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.chmod(tmp, PRIVATE_FILE)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    fsync_dir(path.parent)
+
+
+def _zero_fill(fd: int, start: int, end: int) -> None:
+    # Written zeros, not a sparse file or fallocate's unwritten extents: overwriting those
+    # later would need a filesystem-journal commit on each sync, which is what this avoids.
+    block = b"\0" * (1 << 16)
+    offset = start
+    while offset < end:
+        offset += os.pwrite(fd, block[:min(len(block), end - offset)], offset)
+
+
+def forget(path: Path) -> None:
+    """Drop this process's view of the journal (it was removed or replaced)."""
+    handle = _HANDLES.pop(path, None)
+    if handle is not None:
+        handle.close()
+
+
+def _after_fork() -> None:
+    # Descriptors stay valid in a child, but a child must re-read what it has not seen.
+    for handle in _HANDLES.values():
+        handle.state = State()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
