@@ -86,6 +86,10 @@ class Archive:
                 return entry
         return None
 
+    def journaled(self) -> int:
+        """How many records are still in the journals, not yet in the file."""
+        return len(self._journal_records())
+
     def _file_records(self) -> list[dict[str, Any]]:
         try:
             lines = self.path.read_text(encoding="utf-8", errors="replace").splitlines()

@@ -119,12 +119,16 @@ def state(path: Path, *, writable: bool = False) -> State:
         handle.ident, handle.writable = ident, writable
     fd = handle.fd
     current = handle.state
-    gen = _generation(os.pread(fd, _HEAD_BYTES, 0))
-    if gen != current.gen or gen == 0:
-        current = handle.state = State(gen=gen)
-    current.size = found.st_size
-    if gen:
-        _read_on(fd, current)
+    try:
+        gen = _generation(os.pread(fd, _HEAD_BYTES, 0))
+        if gen != current.gen or gen == 0:
+            current = handle.state = State(gen=gen)
+        current.size = found.st_size
+        if gen:
+            _read_on(fd, current)
+    except OSError as exc:
+        handle.close()
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
     return current
 
 

@@ -389,6 +389,9 @@ class MemoryStore:
                     raw, ident = self._read_for_write(target)
                 except Unreadable as exc:
                     return self._unreadable(target, exc)
+                except OSError as exc:  # the journal: whether a write is owed is unknown
+                    return _fail(f"Could not save {FILENAMES[target]}: {exc}. Nothing was "
+                                 "changed; memory is as it was before this call.")
                 if check_drift and (reason := self.drift(target, raw)):
                     return self._drift(target, raw, reason)
                 entries = parse(raw)
