@@ -149,7 +149,7 @@ class StoreFile:
         self._append({"meta": meta}, entries)
 
     def _append(self, record: dict[str, Any], entries: list[str]) -> None:
-        current = journal.state(self.journal, writable=True)
+        current = journal.state(self.journal, writable=True, reread=False)
         if not current.gen:
             journal.start(self.journal, size=self._size(0), gen=1)
         try:
@@ -162,7 +162,7 @@ class StoreFile:
 
     def _undo(self, meta: dict[str, dict[str, Any] | None]) -> dict[str, Any]:
         # What puts the metadata back if the file cannot be replaced after the commit.
-        view = entrymeta.view(self.path)
+        view = entrymeta.view(self.path, reread=False)
         return {"cancel": True, "meta": {k: view.get(k) for k in meta}}
 
     def _cancel(self, undo: dict[str, Any]) -> None:

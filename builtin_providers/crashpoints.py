@@ -14,11 +14,11 @@ import signal
 #: Every step boundary a write passes, in order (``checkpoint-*`` only when the journal is full).
 STEPS = (
     "locked",  # the lock is held, nothing read yet
+    "temp-created",  # the temp file for the new text exists, empty
     "checkpoint-archived",  # the journal's archive records are in archive.jsonl, fsynced
     "checkpoint-folded",  # the metadata sidecar holds the journal's metadata, fsynced
     "checkpoint-synced",  # the memory file and the folder are fsynced
     "checkpoint-restarted",  # the journal starts a new generation
-    "temp-created",  # the temp file for the new text exists, empty
     "journal-written",  # the commit record is written, not yet synced
     "journal-synced",  # the commit record is durable: the write is committed
     "temp-written",  # the temp file holds the new text

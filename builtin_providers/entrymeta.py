@@ -107,9 +107,9 @@ class View:
 
     __slots__ = ("overlay", "problem", "sidecar")
 
-    def __init__(self, store_path: Path) -> None:
+    def __init__(self, store_path: Path, *, reread: bool = True) -> None:
         self.sidecar, self.problem = _sidecar(store_path)
-        self.overlay = journal.state(journal.path_for(store_path)).meta
+        self.overlay = journal.state(journal.path_for(store_path), reread=reread).meta
 
     def get(self, key: str | None) -> dict[str, Any] | None:
         if key is None:
@@ -128,8 +128,9 @@ class View:
         return merged
 
 
-def view(store_path: Path) -> View:
-    return View(store_path)
+def view(store_path: Path, *, reread: bool = True) -> View:
+    """The metadata now; ``reread=False`` under the lock, just after the journal was read."""
+    return View(store_path, reread=reread)
 
 
 def load(store_path: Path) -> Records:

@@ -68,6 +68,7 @@ class State:
     last: dict[str, Any] | None = None
     largest: int = 0  # the longest record of this generation, in bytes
     records: int = 0
+    head: bytes = b""  # the first bytes of the file when last read
 
 
 class _Handle:
@@ -98,9 +99,14 @@ def _handle(path: Path) -> _Handle:
     return handle
 
 
-def state(path: Path, *, writable: bool = False) -> State:
-    """The journal as it is on disk now (an empty :class:`State` when there is none)."""
+def state(path: Path, *, writable: bool = False, reread: bool = True) -> State:
+    """The journal as it is on disk now (an empty :class:`State` when there is none).
+
+    ``reread=False`` trusts what this process read last (for a lock holder that just read it).
+    """
     handle = _handle(path)
+    if not reread and handle.fd is not None and (handle.writable or not writable):
+        return handle.state
     try:
         found = os.stat(path)
     except FileNotFoundError:
@@ -120,9 +126,11 @@ def state(path: Path, *, writable: bool = False) -> State:
     fd = handle.fd
     current = handle.state
     try:
-        gen = _generation(os.pread(fd, _HEAD_BYTES, 0))
+        head = os.pread(fd, _HEAD_BYTES, 0)
+        gen = current.gen if head == current.head and current.gen else _generation(head)
         if gen != current.gen or gen == 0:
             current = handle.state = State(gen=gen)
+        current.head = head
         current.size = found.st_size
         if gen:
             _read_on(fd, current)
@@ -193,8 +201,11 @@ def _fold(current: State, record: dict[str, Any], length: int) -> None:
 
 
 def encode(gen: int, record: dict[str, Any]) -> bytes:
-    body = json.dumps({"g": gen, **record}, ensure_ascii=False,
-                      separators=(",", ":")).encode("utf-8")
+    return _line({"g": gen, **record})
+
+
+def _line(record: dict[str, Any]) -> bytes:
+    body = json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     return b"%08x %s\n" % (zlib.crc32(body), body)
 
 
@@ -204,10 +215,11 @@ def append(path: Path, record: dict[str, Any], *, on_written: Any = None) -> Sta
     Raises :class:`Full` when it does not fit (nothing written) and ``OSError`` when it cannot
     be written; returns the state with the record folded in.
     """
-    current = state(path, writable=True)
+    current = state(path, writable=True, reread=False)
     handle = _HANDLES[path]
     assert handle.fd is not None and current.gen
-    line = encode(current.gen, record)
+    record = {"g": current.gen, **record}
+    line = _line(record)
     if current.end + len(line) > current.size:
         raise Full(f"{path.name}: {len(line):,} bytes do not fit in the "
                    f"{current.size - current.end:,} left")
@@ -216,7 +228,7 @@ def append(path: Path, record: dict[str, Any], *, on_written: Any = None) -> Sta
         on_written()
     os.fdatasync(handle.fd)
     current.end += len(line)
-    _fold(current, json.loads(line[9:]), len(line))
+    _fold(current, record, len(line))
     return current
 
 

@@ -436,7 +436,7 @@ class MemoryStore:
         now = self.clock()
         archived = [asdict(ArchivedEntry(new_id(), now, target, c.action, c.previous, session_id,
                                          origin)) for c in changes if c.previous is not None]
-        current = entrymeta.view(self.path(target))
+        current = entrymeta.view(self.path(target), reread=False)  # read by _read_for_write
         meta: dict[str, dict[str, Any] | None] = {}
         for change in changes:
             if change.action == "remove":
