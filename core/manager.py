@@ -15,7 +15,6 @@ import re
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +26,7 @@ from memhost.builtin_providers.store import Change, MemoryStore
 from memhost.config import Config, load_config, validate
 from memhost.errors import ProviderError
 from memhost.fencing import build_context_block
+from memhost.handoff import CallThread, Pending
 from memhost.home import config_path, memhost_home
 from memhost.outbox import Journal, Outbox, Record
 from memhost.providers import FAILED, Provider, ProviderSet
@@ -86,8 +86,8 @@ class MemoryManager:
         self._replay_due = False
         self._replay_lock = threading.Lock()
         self._outbox: Outbox | None = None
-        self._prefetch_pool: ThreadPoolExecutor | None = None
-        self._prefetch_call: Future[Any] | None = None
+        self._prefetch_pool: CallThread | None = None
+        self._prefetch_call: Pending | None = None
         self._prefetch_stats = {"timeouts": 0, "skipped_while_stuck": 0, "late_results_dropped": 0}
         self._turns = 0
         self._nudge = NudgeCounter(settings.nudge_interval)
@@ -339,7 +339,7 @@ class MemoryManager:
         if self._shutdown_report is not None:
             return "failed", ""
         if self._prefetch_pool is None:
-            self._prefetch_pool = ThreadPoolExecutor(1, thread_name_prefix="memhost-prefetch")
+            self._prefetch_pool = CallThread("memhost-prefetch")
         future = self._prefetch_pool.submit(self._providers.call, provider, "prefetch",
                                             query=redact(query), session_id=self.session_id)
         self._prefetch_call = future
@@ -370,13 +370,14 @@ class MemoryManager:
             return
         if self._external is not None:
             user_r, answer_r, messages_r = redact_many(user, answer, messages or [])
-            self._submit_write("sync_turn", [("sync_turn", {
-                "user_content": user_r, "assistant_content": answer_r,
-                "session_id": self.session_id, "messages": messages_r})])
-            if not is_trivial(user):
-                provider = self._external
-                self._worker.submit(Task("prefetch", "queue_prefetch", lambda: self._providers.call(
-                    provider, "queue_prefetch", query=user_r, session_id=self.session_id)))
+            with self._worker.batch():  # one hand-off to the worker for the turn, at the end
+                self._submit_write("sync_turn", [("sync_turn", {
+                    "user_content": user_r, "assistant_content": answer_r,
+                    "session_id": self.session_id, "messages": messages_r})])
+                if not is_trivial(user):
+                    provider = self._external
+                    self._worker.submit(Task("prefetch", "queue_prefetch", lambda: self._providers.call(
+                        provider, "queue_prefetch", query=user_r, session_id=self.session_id)))
         if due and self.reviewer is not None:
             history = messages or [{"role": "user", "content": user},
                                    {"role": "assistant", "content": answer}]
@@ -453,9 +454,14 @@ class MemoryManager:
     def _queue_record(self, journal: Journal, record: Record, label: str) -> None:
         provider = self._external
         assert provider is not None
-        remaining = list(record.calls)
+        remaining: list[tuple[str, dict[str, Any]]] = []
+        started = False
 
         def deliver() -> None:
+            nonlocal started
+            if not started:  # decoded here, on the worker thread, not the host's
+                remaining.extend(record.calls)
+                started = True
             # A retry resumes at the call that failed: session_end is not repeated for a rotate.
             while remaining:
                 hook, kwargs = remaining[0]

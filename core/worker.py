@@ -8,11 +8,12 @@ holds across a database restart. Shutdown drains within a bound and reports what
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -68,6 +69,7 @@ class BackgroundWorker:
         self._accepting = True
         self._stopping = False
         self._abandon = threading.Event()
+        self._batching = 0
         self.completed = 0
         self.retrying: dict[str, Any] = {}
 
@@ -82,8 +84,23 @@ class BackgroundWorker:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._loop, name=self.name, daemon=True)
                 self._thread.start()
-            self._cond.notify()
+            if not self._batching:
+                self._cond.notify()
         return True
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """Submit several tasks with one wake-up of the worker, at the end: woken after the
+        first, it would take the interpreter from the submitting thread in between."""
+        with self._cond:
+            self._batching += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._batching -= 1
+                if not self._batching and self._queue:
+                    self._cond.notify()
 
     def flush(self, timeout: float | None = None) -> bool:
         """Wait until everything submitted so far has run; ``False`` on timeout."""
