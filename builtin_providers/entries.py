@@ -7,9 +7,10 @@ and adds nothing else, so a file the tool wrote reads back identically.
 
 from __future__ import annotations
 
+import contextlib
 import re
+from collections import OrderedDict
 from collections.abc import Collection, Iterable
-from functools import lru_cache
 
 DELIMITER = "\n§\n"
 #: Whitespace (other than the newline) ending a line: what :func:`normalise` strips. ``\s``
@@ -49,21 +50,51 @@ def _pieces(text: str) -> list[str]:
 
 
 def parse(raw: str) -> list[str]:
-    if len(raw) <= _CACHED_CHARS:
-        return list(_parse_cached(raw))
-    return _parse(raw)
+    if len(raw) > _CACHED_CHARS:
+        return _parse(raw)
+    found = _PARSED.get(raw)
+    if found is None:
+        found = _keep(raw, tuple(_parse(raw)), written=False)
+    else:
+        with contextlib.suppress(KeyError):  # another thread may have dropped it meanwhile
+            _PARSED.move_to_end(raw)
+    return list(found[0])
 
 
 # Parsing is pure and most texts are parsed more than once: a session start finds both files as
-# the previous one left them, and a replace or remove parses the same text twice (drift guard,
-# then the edit). Parsing once per distinct text halves a warm session start. Callers get a
-# fresh list each time, so nothing is shared; very large (drifted) files are not kept.
+# the previous one left them, a replace or remove parses the same text twice (drift guard, then
+# the edit), and each write reads back the text the previous write made. Parsing once per
+# distinct text halves a warm session start; a text the store serialised itself is never parsed
+# at all (:func:`remember`). Callers get a fresh list each time, so nothing is shared; very large
+# (drifted) files are not kept.
 _CACHED_CHARS = 65_536
+_CACHED_TEXTS = 32
+#: text -> (its entries, whether the store wrote it: then it is known to be clean)
+_PARSED: OrderedDict[str, tuple[tuple[str, ...], bool]] = OrderedDict()
 
 
-@lru_cache(maxsize=32)
-def _parse_cached(raw: str) -> tuple[str, ...]:
-    return tuple(_parse(raw))
+def _keep(raw: str, entries: tuple[str, ...], *, written: bool) -> tuple[tuple[str, ...], bool]:
+    found = _PARSED[raw] = (entries, written)
+    with contextlib.suppress(KeyError):  # threads share the cache; losing a text is harmless
+        _PARSED.move_to_end(raw)
+        while len(_PARSED) > _CACHED_TEXTS:
+            _PARSED.popitem(last=False)
+    return found
+
+
+def remember(entries: list[str]) -> str:
+    """``serialize(entries)`` for distinct canonical entries (what a write stores), noted as
+    parsing back to exactly them: the next read of that text costs a lookup, not a parse, and
+    the drift guard knows it is clean (formatting included) without looking."""
+    text = serialize(entries)
+    if len(text) <= _CACHED_CHARS:
+        _keep(text, tuple(entries), written=True)
+    return text
+
+
+def _written(raw: str) -> bool:
+    found = _PARSED.get(raw)
+    return found is not None and found[1]
 
 
 def _split(text: str) -> list[str]:
@@ -110,11 +141,13 @@ def drift_reason(raw: str, limit: int, known: Collection[str] = ()) -> str | Non
     """
     if not raw.strip():
         return None
-    text = normalise(raw)
-    if "\x00" in text:
-        return "the file contains NUL bytes (binary or corrupted content)"
-    if "§" in text and _PADDED_DELIMITER.search(text):
-        return "a line holds '§' with leading spaces, so it is not read as a delimiter"
+    text = raw
+    if not _written(raw):  # what the store wrote has neither: only the blob rule applies
+        text = normalise(raw)
+        if "\x00" in text:
+            return "the file contains NUL bytes (binary or corrupted content)"
+        if "§" in text and _PADDED_DELIMITER.search(text):
+            return "a line holds '§' with leading spaces, so it is not read as a delimiter"
     for entry in parse(text):
         if len(entry) > limit and entry not in known:
             return (f"one entry is {len(entry):,} characters, longer than the whole "

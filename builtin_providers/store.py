@@ -31,6 +31,7 @@ from memhost.builtin_providers.entries import (
     joined_length,
     normalise,
     parse,
+    remember,
     serialize,
 )
 from memhost.builtin_providers.snapshot import Snapshot, display_entries, render_block, usage_text
@@ -452,7 +453,7 @@ class MemoryStore:
         if gone:
             gone.difference_update(after)
             meta.update((entrymeta.entry_key(text), None) for text in gone)
-        self._files[target].commit(ident, serialize(after), archived=archived, meta=meta,
+        self._files[target].commit(ident, remember(after), archived=archived, meta=meta,
                                    now=now, entries=before)
         from memhost.review.curator import record_usage
 
