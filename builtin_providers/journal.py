@@ -28,15 +28,15 @@ was).
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
-import tempfile
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memhost.files import PRIVATE_FILE, fsync_dir
+from memhost.files import atomic_write_bytes
 
 SUFFIX = ".journal"
 #: The journal's size when created; a checkpoint grows it so ~128 of its largest records fit.
@@ -242,7 +242,10 @@ def start(path: Path, *, size: int, gen: int) -> State:
         found = os.stat(path, follow_symlinks=False)
     except FileNotFoundError:
         found = None
-    if found is None or not os.path.isfile(path) or os.path.islink(path):
+    if found is not None and os.path.islink(path):
+        raise OSError(errno.ELOOP, "the journal is a symbolic link; memhost never writes "
+                      "through one", str(path))
+    if found is None or not os.path.isfile(path):
         _create(path, size, header)
     else:
         fd = os.open(path, os.O_RDWR | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0))
@@ -260,26 +263,12 @@ def start(path: Path, *, size: int, gen: int) -> State:
 
 
 def _create(path: Path, size: int, header: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        try:
-            _zero_fill(fd, 0, size)
-            os.pwrite(fd, header, 0)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.chmod(tmp, PRIVATE_FILE)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    fsync_dir(path.parent)
+    # Written zeros, not a sparse file or fallocate's unwritten extents: overwriting those
+    # later would need a filesystem-journal commit on each sync, which is what this avoids.
+    atomic_write_bytes(path, header + bytes(size - len(header)))
 
 
 def _zero_fill(fd: int, start: int, end: int) -> None:
-    # Written zeros, not a sparse file or fallocate's unwritten extents: overwriting those
-    # later would need a filesystem-journal commit on each sync, which is what this avoids.
     block = b"\0" * (1 << 16)
     offset = start
     while offset < end:

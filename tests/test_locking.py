@@ -79,12 +79,18 @@ def test_a_held_lock_times_out_with_filelocks_exception(tmp_path: Path) -> None:
     lock.release()
 
 
-def test_a_lock_file_replaced_while_waiting_is_not_a_false_lock(tmp_path: Path) -> None:
-    path = tmp_path / "MEMORY.md.lock"
+def _waiting(path: Path) -> tuple[int, locking.FlockLock, threading.Thread, dict]:
+    """A lock held on ``path`` (its descriptor) and a FlockLock polling for it in a thread."""
     first = _hold(path)
     waiter = locking.FlockLock(str(path))
     thread, outcome = _acquire_in_thread(waiter, 10)
     time.sleep(0.1)  # the waiter is polling the first file
+    return first, waiter, thread, outcome
+
+
+def test_a_lock_file_replaced_while_waiting_is_not_a_false_lock(tmp_path: Path) -> None:
+    path = tmp_path / "MEMORY.md.lock"
+    first, waiter, thread, outcome = _waiting(path)
     replacement = tmp_path / "new.lock"
     replacement.touch()
     os.replace(replacement, path)
@@ -102,10 +108,7 @@ def test_a_lock_file_replaced_while_waiting_is_not_a_false_lock(tmp_path: Path) 
 
 def test_a_lock_file_deleted_while_waiting_is_recreated(tmp_path: Path) -> None:
     path = tmp_path / "MEMORY.md.lock"
-    first = _hold(path)
-    waiter = locking.FlockLock(str(path))
-    thread, outcome = _acquire_in_thread(waiter, 10)
-    time.sleep(0.1)
+    first, waiter, thread, outcome = _waiting(path)
     path.unlink()
     os.close(first)
     thread.join(10)
