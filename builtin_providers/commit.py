@@ -201,3 +201,22 @@ class StoreFile:
             return max(self.journal_bytes, 4 * largest)
         wanted = min(RECORDS_PER_JOURNAL * largest, journal.MAX_BYTES)
         return max(wanted, journal.INITIAL_BYTES, 4 * largest)
+
+
+def sweep_temp_files(path: Path) -> None:
+    """Delete temp files a killed writer left beside ``path`` (its data, sidecar or backups).
+
+    Called under ``path``'s lock, and every temp file for ``path`` is written under that lock,
+    so none of them can belong to a live writer; without this they pile up after each crash.
+    (The one exception is the scan-verdict cache, :mod:`verdicts`, saved without the lock: a
+    temp file of it deleted here only makes that save fail, and that cache is losable.)
+    """
+    prefix = f".{path.name}."
+    try:
+        names = os.listdir(path.parent)  # cheaper than Path.glob, which compiles a pattern
+    except OSError:
+        return
+    for name in names:
+        if name.startswith(prefix) and name.endswith(".tmp") and len(name) >= len(prefix) + 4:
+            with contextlib.suppress(OSError):
+                os.unlink(path.parent / name)

@@ -143,6 +143,29 @@ def for_entry(meta: Records | View, text: str) -> dict[str, Any]:
     return meta.get(entry_key(text)) or {}
 
 
+def written(current: View, changes: Iterable[Any], after: list[str], *, now: float,
+            origin: str, session_id: str) -> dict[str, dict[str, Any] | None]:
+    """The records a write sets (``None``: dropped) for its ``changes`` (``action``, ``content``,
+    ``previous``), ``after`` being the file's entries once written. A replace carries the old
+    record over to the new text (see :data:`FIELDS`)."""
+    meta: dict[str, dict[str, Any] | None] = {}
+    for change in changes:
+        if change.action == "remove":
+            continue
+        old_key = entry_key(change.previous) if change.previous else None
+        old = (meta[old_key] if old_key in meta else current.get(old_key)) or {}
+        record = {**old, "updated": now, "origin": origin, "session": session_id}
+        record.setdefault("created", now)
+        if review_passed(record, now):
+            del record["review_after"]  # revising the entry is the review that was due
+        meta[entry_key(change.content)] = record
+    gone = {c.previous for c in changes if c.previous is not None}
+    if gone:
+        gone.difference_update(after)
+        meta.update((entry_key(text), None) for text in gone)
+    return meta
+
+
 # -- corruption ---------------------------------------------------------------------------------
 
 

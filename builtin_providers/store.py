@@ -11,9 +11,7 @@ replace of the file. Responses never echo the whole store on success.
 from __future__ import annotations
 
 import codecs
-import contextlib
 import logging
-import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -24,7 +22,7 @@ from filelock import Timeout
 
 from memhost.builtin_providers import crashpoints, entrymeta, snapshot, verdicts
 from memhost.builtin_providers.archive import Archive, ArchivedEntry, new_id
-from memhost.builtin_providers.commit import StoreFile
+from memhost.builtin_providers.commit import StoreFile, sweep_temp_files
 from memhost.builtin_providers.entries import (
     canonical_entry,
     drift_reason,
@@ -32,7 +30,6 @@ from memhost.builtin_providers.entries import (
     normalise,
     parse,
     remember,
-    serialize,
 )
 from memhost.builtin_providers.snapshot import Snapshot, display_entries, render_block, usage_text
 from memhost.files import atomic_write_text, ensure_private_dir, locked
@@ -385,7 +382,7 @@ class MemoryStore:
         try:
             with locked(path, self.lock_timeout):
                 crashpoints.reached("locked")
-                _sweep_temp_files(path)
+                sweep_temp_files(path)
                 try:
                     raw, ident = self._read_for_write(target)
                 except Unreadable as exc:
@@ -438,21 +435,8 @@ class MemoryStore:
         archived = [asdict(ArchivedEntry(new_id(), now, target, c.action, c.previous, session_id,
                                          origin)) for c in changes if c.previous is not None]
         current = entrymeta.view(self.path(target), reread=False)  # read by _read_for_write
-        meta: dict[str, dict[str, Any] | None] = {}
-        for change in changes:
-            if change.action == "remove":
-                continue
-            old_key = entrymeta.entry_key(change.previous) if change.previous else None
-            old = (meta[old_key] if old_key in meta else current.get(old_key)) or {}
-            record = {**old, "updated": now, "origin": origin, "session": session_id}
-            record.setdefault("created", now)
-            if entrymeta.review_passed(record, now):
-                del record["review_after"]  # revising the entry is the review that was due
-            meta[entrymeta.entry_key(change.content)] = record
-        gone = {c.previous for c in changes if c.previous is not None}
-        if gone:
-            gone.difference_update(after)
-            meta.update((entrymeta.entry_key(text), None) for text in gone)
+        meta = entrymeta.written(current, changes, after, now=now, origin=origin,
+                                 session_id=session_id)
         self._files[target].commit(ident, remember(after), archived=archived, meta=meta,
                                    now=now, entries=before)
         from memhost.review.curator import record_usage
@@ -596,25 +580,6 @@ class MemoryStore:
 
 
 _NOTHING_APPLIED = " Nothing in the batch was applied (a batch is all or nothing)."
-
-
-def _sweep_temp_files(path: Path) -> None:
-    """Delete temp files a killed writer left beside ``path`` (its data, sidecar or backups).
-
-    Called under ``path``'s lock, and every temp file for ``path`` is written under that lock,
-    so none of them can belong to a live writer; without this they pile up after each crash.
-    (The one exception is the scan-verdict cache, :mod:`verdicts`, saved without the lock: a
-    temp file of it deleted here only makes that save fail, and that cache is losable.)
-    """
-    prefix = f".{path.name}."
-    try:
-        names = os.listdir(path.parent)  # cheaper than Path.glob, which compiles a pattern
-    except OSError:
-        return
-    for name in names:
-        if name.startswith(prefix) and name.endswith(".tmp") and len(name) >= len(prefix) + 4:
-            with contextlib.suppress(OSError):
-                os.unlink(path.parent / name)
 
 
 def _decode(data: bytes) -> str:
