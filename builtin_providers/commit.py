@@ -57,6 +57,9 @@ class StoreFile:
 
     def __init__(self, path: Path, archive: Archive, *, journal_bytes: int | None = None) -> None:
         self.path = path
+        self._name = os.fspath(path)  # for the os calls on every write
+        self._folder = os.fspath(path.parent)
+        self._prefix = f".{path.name}."
         self.journal = journal.path_for(path)
         self.archive = archive
         self.journal_bytes = journal_bytes
@@ -66,7 +69,7 @@ class StoreFile:
     def read(self) -> tuple[bytes | None, list[int] | None]:
         """The file's bytes and identity; ``(None, None)`` when absent. ``OSError`` otherwise."""
         try:
-            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            fd = os.open(self._name, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
         except FileNotFoundError:
             return None, None
         try:
@@ -110,9 +113,13 @@ class StoreFile:
         """Make ``text`` the file's content, with its archive records and metadata, in one
         durable commit (the caller holds the lock; ``entries`` are the file's entries before
         this write, for a checkpoint). ``OSError`` when it could not: then nothing changed."""
-        target = Path(os.path.realpath(self.path)) if self.path.is_symlink() else self.path
+        if os.path.islink(self._name):  # a file kept elsewhere (a dotfiles repository) stays linked
+            target = Path(os.path.realpath(self._name))
+            prefix, folder = f".{target.name}.", os.fspath(target.parent)
+        else:
+            target, prefix, folder = self.path, self._prefix, self._folder
         entrymeta.set_aside_if_corrupt(self.path)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=folder)
         renamed = committed = False
         try:
             record: dict[str, Any] = {"t": now, "text": text, "before": before,

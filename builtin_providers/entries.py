@@ -122,8 +122,9 @@ def serialize(entries: Iterable[str]) -> str:
 
 
 def joined_length(entries: list[str]) -> int:
-    """What the budget counts: characters of the joined text, delimiters included."""
-    return len(serialize(entries))
+    """What the budget counts: characters of the joined text, delimiters included (counted,
+    not joined: a write asks several times)."""
+    return sum(map(len, entries)) + len(DELIMITER) * (len(entries) - 1) if entries else 0
 
 
 def drift_reason(raw: str, limit: int, known: Collection[str] = ()) -> str | None:

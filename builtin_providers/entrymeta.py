@@ -56,7 +56,14 @@ def entry_key(text: str) -> str:
 
 
 def meta_path(store_path: Path) -> Path:
-    return store_path.with_name(store_path.name + ".meta.json")
+    return _paths(store_path)[0]
+
+
+@lru_cache(maxsize=256)
+def _paths(store_path: Path) -> tuple[Path, str, Path]:
+    # Built once per memory file: every write and every read looks them up.
+    meta = store_path.with_name(store_path.name + ".meta.json")
+    return meta, os.fspath(meta), journal.path_for(store_path)
 
 
 # -- the sidecar --------------------------------------------------------------------------------
@@ -80,9 +87,9 @@ def _parse(data: bytes) -> tuple[Records, str | None]:
 
 def _sidecar(store_path: Path) -> tuple[Records, str | None]:
     """The sidecar's records (not to be changed) and why it is corrupt, if it is."""
-    path = meta_path(store_path)
+    path, name, _ = _paths(store_path)
     try:
-        found = os.stat(path)
+        found = os.stat(name)
     except FileNotFoundError:
         return {}, None
     except OSError as exc:
@@ -109,7 +116,7 @@ class View:
 
     def __init__(self, store_path: Path, *, reread: bool = True) -> None:
         self.sidecar, self.problem = _sidecar(store_path)
-        self.overlay = journal.state(journal.path_for(store_path), reread=reread).meta
+        self.overlay = journal.state(_paths(store_path)[2], reread=reread).meta
 
     def get(self, key: str | None) -> dict[str, Any] | None:
         if key is None:

@@ -31,6 +31,7 @@ import contextlib
 import errno
 import json
 import os
+import threading
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +45,31 @@ INITIAL_BYTES = 1 << 20
 MAX_BYTES = 16 << 20
 _HEAD_BYTES = 64
 _FIRST_READ = 4096
+
+
+# Positional reads and writes, so threads of one process can share a descriptor; where the
+# platform has none (Windows), a seek and a read or write under one process-wide lock.
+_POSITIONED = threading.Lock()
+
+
+def _pread(fd: int, size: int, offset: int) -> bytes:
+    if hasattr(os, "pread"):
+        return os.pread(fd, size, offset)
+    with _POSITIONED:
+        os.lseek(fd, offset, os.SEEK_SET)
+        return os.read(fd, size)
+
+
+def _pwrite(fd: int, data: bytes, offset: int) -> int:
+    if hasattr(os, "pwrite"):
+        return os.pwrite(fd, data, offset)
+    with _POSITIONED:
+        os.lseek(fd, offset, os.SEEK_SET)
+        return os.write(fd, data)
+
+
+#: ``fdatasync`` where there is one (not on macOS or Windows): the data, not the timestamps.
+_datasync = getattr(os, "fdatasync", os.fsync)
 
 
 class Full(Exception):
@@ -72,10 +98,11 @@ class State:
 
 
 class _Handle:
-    __slots__ = ("fd", "ident", "path", "state", "writable")
+    __slots__ = ("fd", "ident", "name", "path", "state", "writable")
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.name = os.fspath(path)  # for the os calls on every write
         self.fd: int | None = None
         self.ident: tuple[int, int] | None = None
         self.writable = False
@@ -108,7 +135,7 @@ def state(path: Path, *, writable: bool = False, reread: bool = True) -> State:
     if not reread and handle.fd is not None and (handle.writable or not writable):
         return handle.state
     try:
-        found = os.stat(path)
+        found = os.stat(handle.name)
     except FileNotFoundError:
         handle.close()
         return handle.state
@@ -116,7 +143,7 @@ def state(path: Path, *, writable: bool = False, reread: bool = True) -> State:
     if handle.fd is None or handle.ident != ident or (writable and not handle.writable):
         handle.close()
         try:
-            handle.fd = os.open(path, (os.O_RDWR if writable else os.O_RDONLY)
+            handle.fd = os.open(handle.name, (os.O_RDWR if writable else os.O_RDONLY)
                                 | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0))
         except OSError:
             if writable:
@@ -126,7 +153,7 @@ def state(path: Path, *, writable: bool = False, reread: bool = True) -> State:
     fd = handle.fd
     current = handle.state
     try:
-        head = os.pread(fd, _HEAD_BYTES, 0)
+        head = _pread(fd, _HEAD_BYTES, 0)
         gen = current.gen if head == current.head and current.gen else _generation(head)
         if gen != current.gen or gen == 0:
             current = handle.state = State(gen=gen)
@@ -164,7 +191,7 @@ def _read_on(fd: int, current: State) -> None:
     """Fold in the records appended after ``current.end``."""
     want = _FIRST_READ
     while True:
-        chunk = os.pread(fd, want, current.end)
+        chunk = _pread(fd, want, current.end)
         if not chunk or chunk[0] == 0:
             return
         stop = chunk.find(b"\0")
@@ -223,10 +250,13 @@ def append(path: Path, record: dict[str, Any], *, on_written: Any = None) -> Sta
     if current.end + len(line) > current.size:
         raise Full(f"{path.name}: {len(line):,} bytes do not fit in the "
                    f"{current.size - current.end:,} left")
-    os.pwrite(handle.fd, line, current.end)
+    view, offset = memoryview(line), current.end
+    while view:  # a regular file takes it whole; a short write (a signal) goes on where it left
+        written = _pwrite(handle.fd, view, offset)
+        view, offset = view[written:], offset + written
     if on_written is not None:
         on_written()
-    os.fdatasync(handle.fd)
+    _datasync(handle.fd)
     current.end += len(line)
     _fold(current, record, len(line))
     return current
@@ -252,11 +282,11 @@ def start(path: Path, *, size: int, gen: int) -> State:
         try:
             if found.st_size < size:
                 _zero_fill(fd, found.st_size, size)
-                os.pwrite(fd, header, 0)
+                _pwrite(fd, header, 0)
                 os.fsync(fd)  # the size changed: the inode must be synced too
             else:
-                os.pwrite(fd, header, 0)
-                os.fdatasync(fd)
+                _pwrite(fd, header, 0)
+                _datasync(fd)
         finally:
             os.close(fd)
     return state(path, writable=True)
@@ -272,7 +302,7 @@ def _zero_fill(fd: int, start: int, end: int) -> None:
     block = b"\0" * (1 << 16)
     offset = start
     while offset < end:
-        offset += os.pwrite(fd, block[:min(len(block), end - offset)], offset)
+        offset += _pwrite(fd, block[:min(len(block), end - offset)], offset)
 
 
 def forget(path: Path) -> None:

@@ -113,7 +113,7 @@ def test_writes_commit_to_the_journal_then_replace_through_a_private_temp_file(
     store.add("memory", "alpha")  # the journal exists from the first write on
     journal_file = home / "memories" / "MEMORY.md.journal"
     events: list[tuple[str, object]] = []
-    real_replace, real_fdatasync = os.replace, os.fdatasync
+    real_replace, real_fdatasync = os.replace, getattr(os, "fdatasync", os.fsync)
 
     def replace(src: str, dst: str) -> None:
         events.append(("replace", (stat.S_IMODE(os.stat(src).st_mode), Path(src).parent,
@@ -126,7 +126,7 @@ def test_writes_commit_to_the_journal_then_replace_through_a_private_temp_file(
         real_fdatasync(fd)
 
     monkeypatch.setattr(os, "replace", replace)
-    monkeypatch.setattr(os, "fdatasync", fdatasync)
+    monkeypatch.setattr("memhost.builtin_providers.journal._datasync", fdatasync)
     old = os.umask(0o000)
     try:
         store.add("memory", "beta")
