@@ -28,18 +28,33 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import tempfile
+import secrets
 from pathlib import Path
 from typing import Any
 
 from memhost.builtin_providers import crashpoints, entrymeta, journal
 from memhost.builtin_providers.archive import Archive
-from memhost.files import atomic_write_bytes, fsync_dir
+from memhost.files import PRIVATE_FILE, atomic_write_bytes, fsync_dir
 
 log = logging.getLogger(__name__)
 
 #: A checkpoint sizes the next journal generation to hold this many of the largest records seen.
 RECORDS_PER_JOURNAL = 128
+
+
+_TEMP_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+               | getattr(os, "O_NOFOLLOW", 0))
+
+
+def _temp_file(folder: str, prefix: str) -> tuple[int, str]:
+    """A new private (0600) file ``<folder>/<prefix><random>.tmp``: what ``tempfile.mkstemp``
+    makes, with one random draw instead of eight."""
+    while True:
+        name = f"{folder}{os.sep}{prefix}{secrets.token_hex(5)}.tmp"
+        try:
+            return os.open(name, _TEMP_FLAGS, PRIVATE_FILE), name
+        except FileExistsError:
+            continue
 
 
 def write_all(fd: int, data: bytes) -> None:
@@ -119,7 +134,7 @@ class StoreFile:
         else:
             target, prefix, folder = self.path, self._prefix, self._folder
         entrymeta.set_aside_if_corrupt(self.path)
-        fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=folder)
+        fd, tmp = _temp_file(folder, prefix)
         renamed = committed = False
         try:
             record: dict[str, Any] = {"t": now, "text": text, "before": before,
