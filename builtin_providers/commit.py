@@ -89,12 +89,15 @@ class StoreFile:
             return None, None
         try:
             found = os.fstat(fd)
-            chunks = []
-            while chunk := os.read(fd, max(found.st_size + 1, 65_536)):
-                chunks.append(chunk)
+            data = os.read(fd, found.st_size + 1)
+            if len(data) > found.st_size:  # it grew since the fstat: read the rest
+                chunks = [data]
+                while chunk := os.read(fd, 65_536):
+                    chunks.append(chunk)
+                data = b"".join(chunks)
         finally:
             os.close(fd)
-        return b"".join(chunks), identity(found)
+        return data, identity(found)
 
     def unsettled(self, text: str) -> bool:
         """Whether ``text`` (the file as read without the lock) may lack a committed write."""

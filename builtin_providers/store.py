@@ -32,7 +32,7 @@ from memhost.builtin_providers.entries import (
     remember,
 )
 from memhost.builtin_providers.snapshot import Snapshot, display_entries, render_block, usage_text
-from memhost.files import atomic_write_text, ensure_private_dir, locked
+from memhost.files import atomic_write_text, locked
 from memhost.home import memories_dir
 from memhost.security import threats
 
@@ -378,9 +378,8 @@ class MemoryStore:
     def _mutate(self, target: str, op: Callable[[list[str]], tuple[list[str], str, dict[str, Any], list[Change]]],
                 *, check_drift: bool = True, origin: str, session_id: str) -> Outcome:
         path = self.path(target)
-        ensure_private_dir(self.folder)
         try:
-            with locked(path, self.lock_timeout):
+            with locked(path, self.lock_timeout):  # creates the folder (0700) if needed
                 crashpoints.reached("locked")
                 sweep_temp_files(path)
                 try:
