@@ -41,7 +41,7 @@ from memhost.files import atomic_write_bytes
 
 SUFFIX = ".journal"
 #: The journal's size when created; a checkpoint grows it so ~128 of its largest records fit.
-INITIAL_BYTES = 1 << 20
+INITIAL_BYTES = 64 << 10  # small for a new home (tests make many); grown at checkpoints
 MAX_BYTES = 16 << 20
 _HEAD_BYTES = 64
 _FIRST_READ = 4096
