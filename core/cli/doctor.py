@@ -294,6 +294,12 @@ def check_providers(ctx: Context) -> dict[str, Any]:
     return doctor_section(ctx)
 
 
+def check_outbox(ctx: Context) -> dict[str, Any]:
+    from memhost.cli.outbox import doctor_section
+
+    return doctor_section(ctx)
+
+
 def check_curator(ctx: Context) -> dict[str, Any]:
     from memhost.cli.curator import doctor_section
 
@@ -309,6 +315,7 @@ SECTIONS: list[Section] = [
     check_pending,
     check_curator,
     check_providers,
+    check_outbox,
 ]
 
 
