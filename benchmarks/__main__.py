@@ -154,6 +154,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _title(result: dict) -> str:
+    if result.get("title"):  # a saved result may say what it is
+        return str(result["title"])
     machine = result.get("machine") or {}
     return (f"memhost benchmarks ({'quick' if result.get('quick') else 'full'} run, "
             f"{machine.get('cpus', '?')} CPUs, Python {machine.get('python', '?')})")

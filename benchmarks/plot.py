@@ -63,7 +63,7 @@ def plot(rows: list[dict[str, Any]], path: Path, *, title: str = "") -> int:
     axes.set_xscale("log")
     axes.set_xlim(min(0.1, min(values) * 0.8), max(10.0, max(values) * 1.25))
     axes.set_xlabel("figure ÷ target (≥ 1 means met; log scale)")
-    axes.set_title(title or "memhost benchmarks against their targets")
+    axes.set_title(title or "memhost benchmarks against their targets", fontsize=9, loc="left")
     figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=110)
