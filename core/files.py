@@ -28,6 +28,8 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
+from memhost.locking import ProcessLock, process_lock
+
 PRIVATE_FILE = 0o600
 PRIVATE_DIR = 0o700
 
@@ -95,7 +97,8 @@ def open_append_private(path: Path) -> int:
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
-def _fsync_dir(folder: Path) -> None:
+def fsync_dir(folder: Path) -> None:
+    """fsync ``folder``, so a rename or a new file in it survives a power cut."""
     with contextlib.suppress(OSError):  # not every filesystem lets a folder be opened
         fd = os.open(folder, os.O_RDONLY)
         try:
@@ -131,7 +134,7 @@ def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True,
             os.unlink(tmp)
         raise
     if durable:
-        _fsync_dir(folder)
+        fsync_dir(folder)
 
 
 def atomic_write_text(path: Path, text: str, *, follow_symlink: bool = False) -> None:
@@ -160,19 +163,19 @@ def lock_for(path: Path, timeout: float = 30.0) -> FileLock:
 
 
 class _PathLock:
-    """This process's lock on one lock file: a thread lock, then filelock's lock on the file.
+    """This process's lock on one lock file: a thread lock, then the lock on the file
+    (:mod:`memhost.locking`: ``flock`` on POSIX, ``filelock`` elsewhere).
 
-    Building a ``FileLock`` costs about as much as taking it, so each lock file gets one for the
-    life of the process. It is not thread-local: the thread lock in front of it lets one thread
-    at a time in, and the file lock keeps other processes (and other lock objects) out. Neither
-    is re-entrant, as before: a thread that takes a lock it holds waits for its timeout.
+    Each lock file gets one for the life of the process. The thread lock in front lets one
+    thread at a time in, and the file lock keeps other processes (and other lock objects) out.
+    Neither is re-entrant: a thread that takes a lock it holds waits for its timeout.
     """
 
     __slots__ = ("file", "thread")
 
     def __init__(self, lock_file: str) -> None:
         self.thread = threading.Lock()
-        self.file = FileLock(lock_file, mode=PRIVATE_FILE, thread_local=False)
+        self.file: ProcessLock = process_lock(lock_file)
 
 
 _PATH_LOCKS: dict[str, _PathLock] = {}
@@ -212,13 +215,8 @@ def locked(path: Path, timeout: float = 30.0) -> Iterator[None]:
     if not lock.thread.acquire(timeout=-1 if timeout < 0 else timeout):
         raise Timeout(lock_file)
     try:
-        lock.file.acquire(timeout=timeout if timeout < 0 else max(0.0, deadline - time.monotonic()))
+        lock.file.acquire(timeout if timeout < 0 else max(0.0, deadline - time.monotonic()))
         try:
-            # filelock may create the file with the umask applied; tighten it while we hold it
-            # (a stat, not a chmod every time: a chmod dirties the inode on every write).
-            with contextlib.suppress(OSError):
-                if os.stat(lock_file).st_mode & 0o777 != PRIVATE_FILE:
-                    os.chmod(lock_file, PRIVATE_FILE)
             yield
         finally:
             lock.file.release()

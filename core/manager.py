@@ -15,7 +15,6 @@ import re
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +23,7 @@ from typing import Any
 from memhost.builtin_providers.provider import NAME as BUILTIN
 from memhost.builtin_providers.provider import BuiltinProvider
 from memhost.builtin_providers.store import Change, MemoryStore
-from memhost.bounded import DaemonExecutor
+from memhost.bounded import DaemonExecutor, Pending
 from memhost.config import Config, load_config, validate
 from memhost.deadletter import DeadLetters
 from memhost.errors import ProviderError
@@ -94,7 +93,7 @@ class MemoryManager:
         self._dead: DeadLetters | None = None
         self._parked: list[Record] = []  # written while the provider is unavailable
         self._prefetch_pool: DaemonExecutor | None = None
-        self._prefetch_call: Future[Any] | None = None
+        self._prefetch_call: Pending | None = None
         self._prefetch_stats = {"timeouts": 0, "skipped_while_stuck": 0, "late_results_dropped": 0}
         self._turns = 0
         self._nudge = NudgeCounter(settings.nudge_interval)
@@ -404,13 +403,14 @@ class MemoryManager:
             return
         if self._external is not None:
             user_r, answer_r, messages_r = redact_many(user, answer, messages or [])
-            self._submit_write("sync_turn", [("sync_turn", {
-                "user_content": user_r, "assistant_content": answer_r,
-                "session_id": self.session_id, "messages": messages_r})])
-            if not is_trivial(user):
-                provider = self._external
-                self._worker.submit(Task("prefetch", "queue_prefetch", lambda: self._providers.call(
-                    provider, "queue_prefetch", query=user_r, session_id=self.session_id)))
+            with self._worker.batch():  # one hand-off to the worker for the turn, at the end
+                self._submit_write("sync_turn", [("sync_turn", {
+                    "user_content": user_r, "assistant_content": answer_r,
+                    "session_id": self.session_id, "messages": messages_r})])
+                if not is_trivial(user):
+                    provider = self._external
+                    self._worker.submit(Task("prefetch", "queue_prefetch", lambda: self._providers.call(
+                        provider, "queue_prefetch", query=user_r, session_id=self.session_id)))
         if due and self.reviewer is not None:
             history = messages or [{"role": "user", "content": user},
                                    {"role": "assistant", "content": answer}]
@@ -490,9 +490,14 @@ class MemoryManager:
     def _queue_record(self, journal: Journal, record: Record, label: str) -> None:
         provider = self._external
         assert provider is not None
-        remaining = list(record.calls)
+        remaining: list[tuple[str, dict[str, Any]]] = []
+        started = False
 
         def deliver() -> None:
+            nonlocal started
+            if not started:  # decoded here, on the worker thread, not the host's
+                remaining.extend(record.calls)
+                started = True
             # A retry resumes at the call that failed: session_end is not repeated for a rotate.
             while remaining:
                 hook, kwargs = remaining[0]
@@ -502,7 +507,8 @@ class MemoryManager:
 
         self._worker.submit(Task("write", label, deliver, lambda: journal.ack(record.seq),
                                  lambda error, attempts: self._dead.park_for(  # type: ignore[union-attr]
-                                     provider, remaining, error, attempts)))
+                                     provider, remaining if started else list(record.calls),
+                                     error, attempts)))
 
     def _replay_if_due(self) -> None:
         # Locked: a write submitted meanwhile from another thread (the background review's
@@ -618,7 +624,9 @@ class MemoryManager:
             or (usable and self._external.name == configured),  # type: ignore[union-attr]
             "providers": providers,
             "tools": {name: p.name for name, p in self._tools.items()},
-            "problems": [*self.problems, *health_problems(self._providers, self._dead)],
+            "problems": [*self.problems, *health_problems(self._providers, self._dead),
+                         *({"provider": "builtin", "problem": p}
+                           for p in self.store.metadata_problems())],
             "background": self._worker.status(),
             "outbox_pending": self._outbox.pending_count() if self._outbox else 0,
             "failed_writes": failed_writes,

@@ -17,7 +17,6 @@ import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,7 +24,7 @@ from typing import Any
 import pluggy
 
 from memhost import hookspecs
-from memhost.bounded import DaemonExecutor
+from memhost.bounded import DaemonExecutor, Pending
 from memhost.errors import ProviderError, RetryableError
 from memhost.faultlog import FaultLog
 from memhost.health import Health
@@ -106,7 +105,7 @@ class Provider:
     health: Health = field(default_factory=Health)
     #: How long the host waits for one of :data:`BOUNDED_HOOKS` (``None``: called in place).
     call_timeout: float | None = None
-    stuck: Future[Any] | None = None
+    stuck: Pending | None = None
     executor: DaemonExecutor | None = None
 
     @property

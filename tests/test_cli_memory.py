@@ -92,9 +92,10 @@ def test_age_is_unknown_when_the_sidecar_has_no_metadata(home: Path) -> None:
     data = as_json(memhost(home, "memory", "show", "--json", "--target", "memory"))
     assert [e["age"] for e in data["stores"][0]["entries"]] == ["unknown", "unknown"]
 
-    # Losing the sidecar loses ages, never entries.
+    # Losing the metadata (the sidecar and the journal) loses ages, never entries.
     assert memhost(home, "memory", "add", "Added by the CLI").returncode == 0
-    entrymeta.meta_path(path).unlink()
+    entrymeta.meta_path(path).unlink(missing_ok=True)
+    path.with_name(path.name + ".journal").unlink()
     data = as_json(memhost(home, "memory", "show", "--json", "--target", "memory"))
     assert [e["age"] for e in data["stores"][0]["entries"]] == ["unknown"] * 3
 
@@ -358,8 +359,10 @@ def test_an_unreadable_archive_is_a_clean_error(home: Path) -> None:
 def test_a_failing_save_is_a_clean_error_and_changes_nothing(home: Path) -> None:
     memhost(home, "memory", "add", "entry one")
     before = memory_file(home).read_bytes()
-    (home / "memories" / "archive.jsonl").mkdir()  # the archive cannot be appended to
+    journal_file = home / "memories" / "MEMORY.md.journal"
+    journal_file.unlink()
+    journal_file.mkdir()  # the write's commit record cannot be written
     result = memhost(home, "memory", "remove", "one")
     assert result.returncode != 0 and "Traceback" not in result.stderr
-    assert result.stderr.startswith("memhost: error: ") and "archive.jsonl" in result.stderr
+    assert result.stderr.startswith("memhost: error: ") and "MEMORY.md.journal" in result.stderr
     assert memory_file(home).read_bytes() == before

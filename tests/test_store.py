@@ -93,45 +93,48 @@ class TestFiles:
             with open(store.path("memory"), "a", encoding="utf-8") as handle:
                 handle.write("\n §\nhand edit")
             store.remove("memory", "alpha")  # drift: creates a backup
+            store.checkpoint("memory")  # the journal's records go to the archive and sidecar
         finally:
             os.umask(old)
         memories = home / "memories"
         files = [memories / "MEMORY.md", memories / "MEMORY.md.lock", memories / "archive.jsonl",
                  memories / "archive.jsonl.lock", memories / "MEMORY.md.meta.json",
-                 *backups(store)]
-        assert len(files) == 6
+                 memories / "MEMORY.md.journal", *backups(store)]
+        assert len(files) == 7
         for path in files:
             assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
         assert stat.S_IMODE(memories.stat().st_mode) == 0o700
         assert not list(memories.glob("*.tmp"))
 
 
-def test_writes_go_through_a_private_fsynced_temp_file_in_the_same_folder(
+def test_writes_commit_to_the_journal_then_replace_through_a_private_temp_file(
         home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = MemoryStore(home)
+    store.add("memory", "alpha")  # the journal exists from the first write on
+    journal_file = home / "memories" / "MEMORY.md.journal"
     events: list[tuple[str, object]] = []
-    real_replace, real_fsync = os.replace, os.fsync
+    real_replace, real_fdatasync = os.replace, getattr(os, "fdatasync", os.fsync)
 
     def replace(src: str, dst: str) -> None:
         events.append(("replace", (stat.S_IMODE(os.stat(src).st_mode), Path(src).parent,
                                    Path(dst))))
         real_replace(src, dst)
 
-    def fsync(fd: int) -> None:
-        events.append(("fsync", fd))
-        real_fsync(fd)
+    def fdatasync(fd: int) -> None:
+        # The record synced holds the new text: it is what makes the write durable.
+        events.append(("sync", b"beta" in journal_file.read_bytes()))
+        real_fdatasync(fd)
 
-    monkeypatch.setattr("memhost.files.os.replace", replace)
-    monkeypatch.setattr("memhost.files.os.fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    monkeypatch.setattr("memhost.builtin_providers.journal._datasync", fdatasync)
     old = os.umask(0o000)
     try:
-        store = MemoryStore(home)
-        store.add("memory", "alpha")
+        store.add("memory", "beta")
     finally:
         os.umask(old)
-    kinds = [kind for kind, _ in events]
-    data_replace = kinds.index("replace")
-    assert "fsync" in kinds[:data_replace]  # the data reaches the disk before the rename
-    mode, folder, dst = events[data_replace][1]  # type: ignore[misc]
+    assert [kind for kind, _ in events] == ["sync", "replace"]  # committed, then replaced
+    assert events[0][1] is True
+    mode, folder, dst = events[1][1]  # type: ignore[misc]
     assert (mode, folder, dst) == (0o600, store.folder, store.path("memory"))
 
 
@@ -141,15 +144,22 @@ def test_a_failed_write_is_an_error_and_changes_nothing(
     store.add("memory", "alpha")
     before = on_disk(store)
 
-    def disk_full(path: Path, text: str, **options: object) -> None:
+    def disk_full(fd: int, data: bytes) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("memhost.builtin_providers.store.atomic_write_text", disk_full)
+    # The commit record is durable by then: the failure must cancel it.
+    monkeypatch.setattr("memhost.builtin_providers.commit.write_all", disk_full)
     heard: list[object] = []
     store.subscribe(lambda *args: heard.append(args))
     outcome = store.add("memory", "beta")
     assert not outcome.ok and "No space left" in outcome.response["error"]
     assert on_disk(store) == before and heard == []
+    assert [e for e, _ in store.metadata("memory")] == ["alpha"]
+    monkeypatch.undo()
+    # The cancelled write is not finished by the next one, which works.
+    assert store.add("memory", "gamma").ok
+    assert store.entries("memory") == ["alpha", "gamma"]
+    assert not list(store.folder.glob("*.tmp")) and not list(store.folder.glob(".*.tmp"))
 
 
 # -- budgets ------------------------------------------------------------------------------------
@@ -680,6 +690,11 @@ class TestArchive:
         records = store.archive.entries()
         assert [(r.target, r.action, r.text, r.session, r.time) for r in records] == [
             ("memory", "replace", "alpha", "s1", 1234.5), ("user", "remove", "Name: Ana", "s2", 1234.5)]
+        # In the journals until a checkpoint folds them into archive.jsonl; listed the same.
+        assert not (home / "memories" / "archive.jsonl").exists()
+        store.checkpoint("memory")
+        store.checkpoint("user")
+        assert store.archive.entries() == records
         lines = (home / "memories" / "archive.jsonl").read_text("utf-8").splitlines()
         assert [json.loads(line)["text"] for line in lines] == ["alpha", "Name: Ana"]
 
@@ -727,11 +742,12 @@ class TestMetadata:
     def test_losing_or_corrupting_the_sidecar_loses_no_entry(self, home: Path) -> None:
         store = MemoryStore(home)
         store.add("memory", "alpha")
+        store.checkpoint("memory")  # alpha's metadata now lives in the sidecar alone
         meta_file = entrymeta.meta_path(store.path("memory"))
         meta_file.write_text("{not json", encoding="utf-8")
         assert store.metadata("memory") == [("alpha", {})]
         assert store.add("memory", "beta").ok
-        meta_file.unlink()
+        meta_file.unlink(missing_ok=True)
         assert store.entries("memory") == ["alpha", "beta"]
         assert store.remove("memory", "alpha").ok
 

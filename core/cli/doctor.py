@@ -213,6 +213,7 @@ def check_store(ctx: Context, target: str) -> dict[str, Any]:
     temps = _temp_findings(path, ctx, problems, notes, swept=True)
     lock = _lock_findings(path, notes)
     meta = entrymeta.meta_path(path)
+    problems.extend(entrymeta.problems(path))
     without_meta = sum(1 for e in info["entries"] if e["created"] is None)
     if without_meta:
         lines.append(f"{without_meta} entr{'y has' if without_meta == 1 else 'ies have'} no "
@@ -252,9 +253,9 @@ def check_archive(ctx: Context) -> dict[str, Any]:
         if skipped:
             notes.append(f"{skipped} line(s) of the archive are not valid records (a write cut "
                          "off by a crash); they are skipped")
-        summary = f"{_common.entries_phrase(records)} archived"
-    else:
-        summary = "empty (nothing replaced or removed yet)"
+    records += ctx.store.archive.journaled()  # not yet folded into the file by a checkpoint
+    summary = f"{_common.entries_phrase(records)} archived" if records or path.exists() \
+        else "empty (nothing replaced or removed yet)"
     lock = _lock_findings(path, notes)
     return section("archive", "Archive", lines=[str(path), summary], problems=problems,
                    notes=notes, path=str(path), records=records, skipped_lines=skipped, lock=lock)
