@@ -70,7 +70,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
     if not SESSION_ID.match(session):
         raise MemhostError(f"--session {session!r} is not a valid id; use letters, digits, '.', "
                            "'_' and '-' (at most 64)")
-    config = _common.config(home)
+    config = _common.config(home, writes=True)
     model = OpenAIChatModel.from_settings(config.review, home, base_url=args.base_url,
                                           model=args.model, api_key_env=args.api_key_env)
     manager = MemoryManager.from_home(home)

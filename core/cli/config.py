@@ -231,6 +231,26 @@ def provider_settings(home: Path, name: str, table: dict[str, Any] | None,
     return entry
 
 
+def table_problems(home: Path, name: str) -> list[str]:
+    """What is wrong in provider ``name``'s stored settings against its config schema: unknown
+    keys and values of the wrong type or range (empty without a schema)."""
+    from memhost.errors import MemhostError
+
+    try:
+        described = _service(home).describe(name)
+    except (MemhostError, ImportError):
+        return []  # a schema that cannot be loaded is reported on its own
+    where = (f"[providers.{name}] in config.toml" if described["storage"] == "config"
+             else f"{name}/config.json")
+    problems = [f"{where}: unknown key {key!r} (not a field of {name}'s schema, so it is "
+                f"ignored); remove it with `memhost config unset providers.{name}.{key}`"
+                for key in described["unknown_keys"]]
+    problems += [f"{where}: {item['key']} = {_fmt(item.get('value'))}: {item['error']}; fix "
+                 f"it with `memhost config set providers.{name}.{item['key']} VALUE`"
+                 for item in described["fields"] if item.get("error")]
+    return problems
+
+
 def _with_schema(home: Path) -> list[str]:
     """Discovered providers that declare settings (found from their folders; no code runs)."""
     from memhost.errors import MemhostError
@@ -428,11 +448,14 @@ def cmd_unset(args: argparse.Namespace) -> int:
         from memhost.config import update_config
 
         table, key = parts
-        _check_known(table, key)
+        if _remove_stray_key(home, parts, args.key, lambda: _check_known(table, key)):
+            return 0
         update_config(home, {(table, key): None})
         print(f"{args.key} = {_fmt(memhost_settings(home)[table][key]['value'])} (default)")
         return 0
     _, name, key = parts
+    if _remove_stray_key(home, parts, args.key, lambda: _provider_field(home, name, key)):
+        return 0
     service, _, item = _provider_field(home, name, key)
     if item["kind"] == "secret":
         service.clear_secret(name, key)
@@ -445,6 +468,23 @@ def cmd_unset(args: argparse.Namespace) -> int:
     after = next(f for f in described["fields"] if f["key"] == key)
     print(f"{args.key} = {_fmt(after['value'])} ({after['source']})")
     return 0
+
+
+def _remove_stray_key(home: Path, parts: tuple[str, ...], dotted: str, check: Any) -> bool:
+    """Remove a key that ``check`` refuses as unknown but config.toml holds (a typo): the way
+    to repair a file the other commands complain about. False when ``check`` accepts the key."""
+    from memhost.config import update_config, written_in_file
+    from memhost.errors import MemhostError
+
+    try:
+        check()
+        return False
+    except MemhostError:
+        if not written_in_file(home, parts):
+            raise
+    update_config(home, {parts: None})
+    print(f"{dotted}: removed from config.toml (it is not a known setting)")
+    return True
 
 
 def cmd_schema(args: argparse.Namespace) -> int:

@@ -206,7 +206,7 @@ def cmd_write(args: argparse.Namespace) -> int:
     from memhost.builtin_providers.tool import MemoryTool
 
     home = _common.home(args)
-    tool = MemoryTool(_common.store(home), origin=ORIGIN)
+    tool = MemoryTool(_common.store(home, writes=True), origin=ORIGIN)
     arguments: dict[str, Any] = {"action": args.action, "target": args.target}
     if args.action in ("add", "replace"):
         arguments["content"] = _read_content(args.content)
@@ -280,8 +280,8 @@ def cmd_restore(args: argparse.Namespace) -> int:
     from memhost.builtin_providers.store import FILENAMES
 
     home = _common.home(args)
-    settings = _common.config(home).memory
-    store = _common.store(home)
+    settings = _common.config(home, writes=True).memory
+    store = _common.store(home, writes=True)
     record = next((r for r in reversed(_archived(store.archive)) if r.id == args.archive_id), None)
     if record is not None and not store.enabled.get(record.target, False):
         _, reason = enabled_reason(settings, record.target)
@@ -376,9 +376,9 @@ def _mirroring_store(home: Any) -> Iterator[tuple[Any, Any]]:
     its outbox) like any other; ``finish`` shuts the manager down, waiting for those writes."""
     from memhost.manager import BUILTIN_ONLY
 
-    config = _common.config(home)
+    config = _common.config(home, writes=True)
     if config.memory.provider.strip().lower() in BUILTIN_ONLY:
-        yield _common.store(home), lambda: None
+        yield _common.store(home, writes=True), lambda: None
         return
     import secrets
 

@@ -372,6 +372,7 @@ def doctor_section(ctx: Any) -> dict[str, Any]:
     secrets are set (names only)."""
     from memhost import discovery
     from memhost.authoring.checker import availability
+    from memhost.cli.config import table_problems
     from memhost.cli.doctor import section
 
     home = ctx.home
@@ -397,6 +398,8 @@ def doctor_section(ctx: Any) -> dict[str, Any]:
         if schema_error:
             problems.append(f"provider {candidate.name!r}: its config schema cannot be loaded: "
                             f"{schema_error}")
+        else:
+            problems += table_problems(home, candidate.name)
         if state:
             secrets[candidate.name] = state
             shown = ", ".join(f"{key} {'set' if is_set else 'not set'}"
