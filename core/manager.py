@@ -567,7 +567,8 @@ class MemoryManager:
             or (self._external is not None and self._external.name == configured),
             "providers": providers,
             "tools": {name: p.name for name, p in self._tools.items()},
-            "problems": list(self.problems),
+            "problems": [*self.problems, *({"provider": BUILTIN, "problem": problem}
+                                           for problem in self.builtin.snapshot.problems)],
             "background": self._worker.status(),
             "outbox_pending": self._outbox.pending_count() if self._outbox else 0,
             "shutdown": self._shutdown_report.as_dict() if self._shutdown_report else None,

@@ -189,6 +189,29 @@ def memhost_settings(home: Path) -> dict[str, dict[str, dict[str, Any]]]:
     return out
 
 
+LIMIT_KEYS = {"memory_char_limit": "memory", "user_char_limit": "user"}
+FILENAME_OF = {"memory_char_limit": "MEMORY.md", "user_char_limit": "USER.md"}
+
+
+def limit_warnings(home: Path, settings: Any, *, which: str = "its limit") -> list[str]:
+    """For each store holding more than its ``[memory]`` limit: what that limit does to it."""
+    from memhost.builtin_providers import budget
+    from memhost.builtin_providers.store import FILENAMES, MemoryStore, Unreadable
+
+    store = MemoryStore.from_settings(home, settings)
+    warnings = []
+    for key, target in LIMIT_KEYS.items():
+        try:
+            entries = store.entries(target)
+        except Unreadable:
+            continue  # doctor and memory show report an unreadable file
+        found = budget.consequence(FILENAMES[target], entries, getattr(settings, key),
+                                   which=which)
+        if found:
+            warnings.append(found)
+    return warnings
+
+
 def _raw_table(values: dict[str, Any]) -> dict[str, Any]:
     """A provider table without a schema: values that look secret are hidden."""
     from memhost.security.redact import redact
@@ -282,6 +305,7 @@ def gather(home: Path) -> dict[str, Any]:
         "config_file": str(path),
         "exists": path.exists(),
         "tables": memhost_settings(home),
+        "limit_warnings": limit_warnings(home, config.memory),
         # The review model's API key: only whether the variable it names is set.
         "review_api_key": {"env_key": review_key,
                            "is_set": bool(review_key) and EnvStore(home).is_set(review_key)},
@@ -306,6 +330,9 @@ def cmd_show(args: argparse.Namespace) -> int:
         width = max(len(key) for key in rows)
         for key, row in rows.items():
             print(f"  {key:<{width}} = {_fmt(row['value'])}  ({row['source']})")
+        if table == "memory":
+            for warning in data["limit_warnings"]:
+                print(f"  ! {warning}")
         if table == "review":
             secret = data["review_api_key"]
             print(f"  (API key: {secret['env_key']} is "
@@ -403,8 +430,12 @@ def cmd_set(args: argparse.Namespace) -> int:
             from memhost.discovery import validate_provider_name
 
             value = validate_provider_name(value, home)  # an unknown name is refused
-        update_config(home, {(table, key): value})
+        config = update_config(home, {(table, key): value})
         print(f"{args.key} = {_fmt(memhost_settings(home)[table][key]['value'])}")
+        if table == "memory" and key in LIMIT_KEYS:
+            for warning in limit_warnings(home, config.memory, which="the new limit"):
+                if warning.startswith(FILENAME_OF[key]):
+                    _common.eprint(f"memhost: warning: {warning}")
         return 0
 
     _, name, key = parts

@@ -172,7 +172,7 @@ def check_config(ctx: Context) -> dict[str, Any]:
 
 def check_store(ctx: Context, target: str) -> dict[str, Any]:
     from memhost.builtin_providers import entrymeta
-    from memhost.cli.memory import describe_store
+    from memhost.cli.memory import describe_store, over_budget
 
     store = ctx.store
     info = describe_store(store, ctx.settings, target)
@@ -191,8 +191,7 @@ def check_store(ctx: Context, target: str) -> dict[str, Any]:
     else:
         lines.append(f"{_common.entries_phrase(info['entry_count'])}, {info['usage']}")
     if info["used"] > info["limit"]:
-        problems.append(f"over budget ({info['used']:,}/{info['limit']:,} chars): new additions "
-                        "are refused until entries are removed or shortened")
+        problems.append("over budget — " + over_budget(info))
     if info["drift"]:
         problems.append(f"drift: {info['drift']}. Replace, remove and batches are refused until "
                         "the file is a clean list of entries separated by lines holding only '§'")
