@@ -40,6 +40,8 @@ class MemorySettings(BaseModel):
     provider: str = ""
     prefetch_timeout: Seconds = 8.0
     shutdown_timeout: Seconds = 5.0
+    #: Seconds a provider's import (and instantiation) may take before it is reported as failed.
+    provider_import_timeout: Seconds = 10.0
     write_approval: bool = False
     # TOML arrays arrive as lists, which a strict tuple refuses; lax here, items stay strict str.
     reserved_tools: Annotated[tuple[Annotated[str, Field(strict=True)], ...], Field(strict=False)] = ()

@@ -207,7 +207,7 @@ def check_provider(target: str, home: Path, *, prefetch_bound: float | None = No
                else "none declared")
     # 3. load
     try:
-        provider = discovery.load_candidate(candidate)
+        provider = discovery.load_candidate(candidate, timeout=discovery.import_timeout(home))
     except ProviderError as exc:
         report.add("load", FAIL, str(exc))
         return report
@@ -387,7 +387,7 @@ def availability(candidate: Any, home: Path, table: dict[str, Any] | None = None
     if candidate.status != "available":
         return candidate.status, candidate.reason
     try:
-        provider = discovery.load_candidate(candidate)
+        provider = discovery.load_candidate(candidate, timeout=discovery.import_timeout(home))
         ProviderSet().register(provider, candidate.name)
         runner = HookRunner(provider)
     except ProviderError as exc:

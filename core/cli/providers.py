@@ -190,7 +190,7 @@ def cmd_show(args: argparse.Namespace) -> int:
                             "load_error": None, "hooks": [], "tools": [], "tool_problems": [],
                             "settings": None, "settings_error": None}
     try:
-        provider = discovery.load_candidate(candidate)
+        provider = discovery.load_candidate(candidate, timeout=discovery.import_timeout(home))
         runner = HookRunner(provider)
         data["hooks"] = sorted(runner.hooks)
         if runner.implements("tool_schemas"):
