@@ -45,6 +45,7 @@ RETURN_TYPES: dict[str, tuple[type, ...]] = {
     "prefetch": (str, type(None)),
     "pre_compress": (str, type(None)),
     "shutdown": (dict, type(None)),
+    "scratch_config": (dict, type(None)),
 }
 
 
