@@ -5,8 +5,8 @@ loading, hook implementations against the spec, tool schemas (normalised, no res
 config schema, ``check_available`` (with the network refused), then a scripted session
 (``initialize``, ``prefetch``, ``sync_turn``, ``session_end``, ``shutdown``) in a scratch home,
 against the scratch store the provider's ``scratch_config`` names (so the check's turn never
-reaches the user's real store), each call within a time bound. Also :func:`availability`, the lighter probe behind
-``providers list --check`` and ``memhost doctor``.
+reaches the user's real store), each call within a time bound. Also :func:`availability`, the
+lighter probe behind ``providers list --check`` and ``memhost doctor``.
 """
 
 from __future__ import annotations

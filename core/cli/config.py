@@ -265,8 +265,8 @@ def table_problems(home: Path, name: str) -> list[str]:
         return []  # a schema that cannot be loaded is reported on its own
     where = (f"[providers.{name}] in config.toml" if described["storage"] == "config"
              else f"{name}/config.json")
-    problems = [f"{where}: unknown key {key!r} (not a field of {name}'s schema, so it is "
-                f"ignored); remove it with `memhost config unset providers.{name}.{key}`"
+    problems = [f"{where}: unknown key {key!r} (not a field of {name}'s schema; a typo?); "
+                f"remove it with `memhost config unset providers.{name}.{key}`"
                 for key in described["unknown_keys"]]
     problems += [f"{where}: {item['key']} = {_fmt(item.get('value'))}: {item['error']}; fix "
                  f"it with `memhost config set providers.{name}.{item['key']} VALUE`"
@@ -356,7 +356,8 @@ def cmd_show(args: argparse.Namespace) -> int:
             if row.get("error"):
                 print(f"    ! {row['error']}")
         for key in entry.get("unknown_keys") or []:
-            print(f"  ! {key}: not a field of this provider's schema (ignored)")
+            print(f"  ! {key}: not a field of this provider's schema (a typo?); remove it with "
+                  f"`memhost config unset providers.{name}.{key}`")
         if entry.get("missing"):
             print(f"  ! required but not set: {', '.join(entry['missing'])}")
     return 0
