@@ -13,23 +13,19 @@ starts after the provider was imported.)
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import io
 import os
 import sys
 from typing import BinaryIO
 
 
-def _private_copy(fd: int) -> int:
-    """A duplicate of ``fd`` above the standard descriptors, closed in child processes."""
-    return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
-
-
 def claim() -> tuple[BinaryIO, BinaryIO]:
     """Take the wire: ``(stdin, stdout)`` as binary files on private descriptors."""
     with contextlib.suppress(OSError, ValueError):
         sys.stdout.flush()
-    wire_in, wire_out = _private_copy(0), _private_copy(1)
+    # os.dup gives the lowest free descriptor (above 2, which are open) and marks it
+    # non-inheritable, so a child process never gets the wire.
+    wire_in, wire_out = os.dup(0), os.dup(1)
     os.dup2(2, 1)
     null = os.open(os.devnull, os.O_RDONLY)
     try:
