@@ -32,7 +32,7 @@ class Context:
     home_source: str
     config: Any  # memhost.config.Config: the valid settings, defaults for any wrong key
     config_error: str | None
-    settings: Any  # the [memory] settings in effect (the defaults when config.toml is invalid)
+    settings: Any  # the [memory] settings in effect (the default for any wrong key)
     store: Any  # memhost.builtin_providers.store.MemoryStore
     now: float
 
