@@ -170,3 +170,14 @@ def test_fix_on_a_clean_file_changes_nothing(home: Path):
 
     assert result.returncode == 0 and "Nothing to fix" in result.stdout
     assert store.path("memory").read_bytes() == before
+
+
+def test_fix_refuses_a_file_it_cannot_repair_and_changes_nothing(home: Path):
+    path = write_memory(home, "alpha\x00beta\n\ngamma")
+    before = path.read_bytes()
+
+    result = run(home, "memory", "fix", "--yes")
+
+    assert result.returncode == 2 and "NUL" in result.stderr
+    assert path.read_bytes() == before
+    assert not list(path.parent.glob("MEMORY.md.bak.*"))

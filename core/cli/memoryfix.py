@@ -46,6 +46,10 @@ def cmd_fix(args: argparse.Namespace) -> int:
         except Unreadable as exc:
             raise MemhostError(f"{store.path(target)} cannot be read ({exc}); fix its permissions "
                                "or encoding first. Nothing was changed.") from None
+        except ValueError as exc:  # a part no entry may hold, e.g. a NUL character
+            raise MemhostError(f"{store.path(target)} cannot be fixed automatically: {exc}. "
+                               "Nothing was changed; edit the file by hand (`memhost doctor` "
+                               "says what else is wrong).") from None
     todo = [p for p in plans if p.changed]
     if not args.json:
         for plan in plans:
