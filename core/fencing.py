@@ -172,7 +172,7 @@ _LINE_OPEN_RE = re.compile(rf"\n[^\S\n]*(?P<tag>{_TAG})(?:[\r\n]|\Z)", re.I)
 # An opener anywhere, even mid-line, that is followed by a line break and the start of
 # CONTEXT_NOTE: that is a block build_context_block made, echoed after some prose ("Sure, here is
 # what I recalled: <memory-context>..."), not a mention of the tag.
-_NOTE_HEAD = CONTEXT_NOTE[: CONTEXT_NOTE.index(":") + 1]  # "[System note:"
+_NOTE_HEAD = CONTEXT_NOTE[: (CONTEXT_NOTE.find(":") + 1) or 16]  # "[System note:"
 # ASCII-only case folding: with full Unicode folding "ſ" would match the "s" of "System".
 _ECHO_OPEN_RE = re.compile(rf"(?P<tag>{_TAG})\r?\n[ \t]*{re.escape(_NOTE_HEAD)}", re.I | re.A)
 _CLOSE_RE = re.compile(re.escape(CLOSE_TAG), re.I)
