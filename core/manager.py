@@ -151,7 +151,8 @@ class MemoryManager:
 
         before, warned = len(self.problems), False
         try:
-            plugin = discovery.load_provider(name, self.home)
+            plugin = discovery.load_provider(
+                name, self.home, timeout=self.config.memory.provider_import_timeout)
             if self.register_provider(plugin, name=name):
                 return
             # Refused or unavailable: _add already logged why; restate it with the config key.
