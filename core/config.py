@@ -1,9 +1,11 @@
 """``<home>/config.toml``: the host's memory settings, validated before anything uses them.
 
 A bad file is never a traceback and never silently ignored: :class:`ConfigError` names the
-file, the key, what was found and what is expected. A missing file means every default.
+file, the key, what was found, what is expected and the command that repairs it. A missing file
+means every default. :func:`load_config` (hosts, memory writes) refuses a bad file;
+:func:`read_config` (commands that only look) keeps every valid setting and says what is wrong.
 Writes go through :func:`update_config`, which keeps comments and key order (tomlkit) and
-validates the whole result before replacing the file.
+refuses a change that makes any key wrong, so a broken file can be repaired key by key.
 """
 
 from __future__ import annotations
