@@ -44,6 +44,8 @@ class MemorySettings(BaseModel):
     shutdown_timeout: Seconds = 5.0
     #: Seconds a provider's import (and instantiation) may take before it is reported as failed.
     provider_import_timeout: Seconds = 10.0
+    hook_timeout: Seconds = 15.0
+    write_retry_budget: Annotated[float, Field(ge=0.05, le=604_800.0)] = 600.0
     write_approval: bool = False
     # TOML arrays arrive as lists, which a strict tuple refuses; lax here, items stay strict str.
     reserved_tools: Annotated[tuple[Annotated[str, Field(strict=True)], ...], Field(strict=False)] = ()

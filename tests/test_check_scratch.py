@@ -88,3 +88,34 @@ def test_postgres_check_writes_to_a_scratch_schema_and_drops_it(home: Path) -> N
 
 def test_the_scripted_turn_is_the_one_the_issue_saw() -> None:
     assert MARK in TURN[0]
+
+
+@pytest.mark.parametrize(("body", "said"), [
+    ("raise RuntimeError('no scratch for you')", "scratch_config() failed: RuntimeError"),
+    ("return ['not', 'a', 'dict']", "scratch_config() returned list"),
+    ("import time; time.sleep(30)", "scratch_config() did not return within"),
+])
+def test_a_failing_scratch_config_fails_the_check_and_runs_no_session(home: Path, body: str,
+                                                                      said: str) -> None:
+    from memhost.authoring.checker import check_provider
+
+    folder = home / "plugins" / "faulty"
+    folder.mkdir(parents=True)
+    folder.joinpath("plugin.toml").write_text(
+        'name = "faulty"\nversion = "0.1.0"\nentry = "provider:Faulty"\n')
+    folder.joinpath("provider.py").write_text(
+        "from memhost import hookimpl\n\n"
+        "class Faulty:\n"
+        "    @hookimpl\n"
+        "    def scratch_config(self, config):\n"
+        f"        {body}\n\n"
+        "    @hookimpl\n"
+        "    def sync_turn(self, user_content):\n"
+        "        raise AssertionError('the session must not run')\n")
+
+    report = check_provider("faulty", home, scale=0.1)
+
+    steps = {step.check: step for step in report.steps}
+    assert steps["scratch store"].status == "FAIL" and said in steps["scratch store"].detail
+    assert steps["session"].status == "SKIP"
+    assert "session: sync_turn" not in steps and not report.ok
