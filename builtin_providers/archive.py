@@ -32,7 +32,7 @@ class ArchivedEntry:
     id: str
     time: float
     target: str
-    action: str  # replace, remove, archive (curator), restore-replaced
+    action: str  # replace, remove, archive (curator), restore-replaced, set-aside (memory fix)
     text: str
     session: str = ""
     origin: str = ""

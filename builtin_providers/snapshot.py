@@ -89,7 +89,9 @@ def display_entries(entries: list[str], filename: str) -> list[str]:
 
 
 def usage_text(used: int, limit: int) -> str:
-    percent = min(100, int(used / limit * 100)) if limit > 0 else 0
+    if used > limit:  # a percentage would read 100%, or 0% for a limit of 0
+        return f"over budget — {used:,}/{limit:,} chars"
+    percent = int(used / limit * 100) if limit > 0 else 0
     return f"{percent}% — {used:,}/{limit:,} chars"
 
 
@@ -122,6 +124,8 @@ class Snapshot:
 
     memory: str = ""
     user: str = ""
+    #: What is wrong with the stores, for ``status()`` (an over-budget file, ...).
+    problems: tuple[str, ...] = ()
 
     def block(self, target: str) -> str:
         return self.memory if target == "memory" else self.user

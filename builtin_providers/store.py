@@ -20,7 +20,7 @@ from typing import Any
 
 from filelock import Timeout
 
-from memhost.builtin_providers import crashpoints, entrymeta, snapshot, verdicts
+from memhost.builtin_providers import backups, budget, crashpoints, entrymeta, snapshot, verdicts
 from memhost.builtin_providers.archive import Archive, ArchivedEntry, new_id
 from memhost.builtin_providers.commit import StoreFile, sweep_temp_files
 from memhost.builtin_providers.entries import (
@@ -31,8 +31,14 @@ from memhost.builtin_providers.entries import (
     parse,
     remember,
 )
-from memhost.builtin_providers.snapshot import Snapshot, display_entries, render_block, usage_text
-from memhost.files import atomic_write_text, locked
+from memhost.builtin_providers.snapshot import (
+    TITLES,
+    Snapshot,
+    display_entries,
+    render_block,
+    usage_text,
+)
+from memhost.files import atomic_write_text, ensure_private_dir, locked
 from memhost.home import memories_dir
 from memhost.security import threats
 
@@ -167,6 +173,7 @@ class MemoryStore:
     def snapshot(self) -> Snapshot:
         """Render both enabled stores as they are now (unreadable files render as empty)."""
         blocks: dict[str, str] = {}
+        problems: list[str] = []
         for target in TARGETS:
             if not self.enabled[target]:
                 continue
@@ -182,15 +189,16 @@ class MemoryStore:
             entries = parse(raw)
             # Verdicts a previous process saved: unchanged entries are not scanned again.
             scans = verdicts.recall(self.path(target), raw, entries)
-            used, limit = joined_length(entries), self.limits[target]
-            if used > limit:
-                log.warning("%s is over its budget (%s/%s chars); entries stay loaded, but new "
-                            "additions are refused until it is back under the limit",
-                            self.path(target), f"{used:,}", f"{limit:,}")
-            blocks[target] = render_block(target, entries, limit, FILENAMES[target])
+            # Only what fits the budget goes into the prompt (see memhost.builtin_providers.budget).
+            fitted = budget.fit(entries, self.limits[target])
+            budget.warn(fitted, self.path(target))
+            shown = render_block(target, list(fitted.shown), fitted.limit, FILENAMES[target])
+            blocks[target] = budget.with_note(shown, fitted, FILENAMES[target], TITLES[target])
+            if fitted.over:
+                problems.append(budget.problem(fitted, FILENAMES[target]))
             if scans:
                 verdicts.save(self.path(target), raw, entries)
-        return Snapshot(**blocks)
+        return Snapshot(**blocks, problems=tuple(problems))
 
     def drift(self, target: str, raw: str | None = None) -> str | None:
         """Why the file (or ``raw``) would refuse replace/remove/batch, or ``None`` when clean.
@@ -344,6 +352,20 @@ class MemoryStore:
             return exc.outcome
         except Unreadable as exc:
             return self._unreadable(target, exc)
+
+    def replace_all(self, target: str, expected: list[str], entries: list[str], *,
+                    origin: str = "cli", session_id: str = "") -> Outcome:
+        """Replace the whole entry list with ``entries`` (``memhost memory fix``); every entry it
+        drops is archived. Refused when the file no longer holds ``expected``."""
+        def op(current: list[str]) -> tuple[list[str], str, dict[str, Any], list[Change]]:
+            if current != expected:
+                raise _OpError(f"{FILENAMES[target]} changed since the repair was planned; "
+                               "nothing was changed. Run it again.", counts=False)
+            changes = [Change("remove", target, "", e) for e in current if e not in entries]
+            changes += [Change("add", target, e) for e in entries if e not in current]
+            return list(entries), "Entries rewritten.", {}, changes
+
+        return self._mutate(target, op, check_drift=False, origin=origin, session_id=session_id)
 
     def restore(self, archive_id: str, *, origin: str = "restore", session_id: str = "") -> Outcome:
         """Put an archived entry back into the store it came from."""
@@ -556,16 +578,10 @@ class MemoryStore:
 
     def _drift(self, target: str, raw: str, reason: str) -> Outcome:
         path = self.path(target)
-        backup = path.with_name(f"{path.name}.bak.{int(self.clock())}")
-        counter = 1
-        while backup.exists():
-            backup = path.with_name(f"{path.name}.bak.{int(self.clock())}.{counter}")
-            counter += 1
-        try:
-            atomic_write_text(backup, raw)
-            shown = str(backup)
+        try:  # one backup per content, however often a write is refused
+            shown = str(backups.back_up(path, raw, self.clock))
         except OSError as exc:
-            shown = f"{backup} (backup failed: {exc}; the file is unchanged on disk)"
+            shown = f"a backup beside {path} failed ({exc}); the file is unchanged on disk"
         return _fail(
             f"Refusing to change {FILENAMES[target]}: its content would not survive a rewrite "
             f"safely ({reason}). It was probably edited by hand or appended to by another tool. "

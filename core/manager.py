@@ -157,7 +157,8 @@ class MemoryManager:
 
         before, warned = len(self.problems), False
         try:
-            plugin = discovery.load_provider(name, self.home)
+            plugin = discovery.load_provider(
+                name, self.home, timeout=self.config.memory.provider_import_timeout)
             if self.register_provider(plugin, name=name):
                 return
             # Refused or unavailable: _add already logged why; restate it with the config key.
@@ -625,8 +626,10 @@ class MemoryManager:
             "providers": providers,
             "tools": {name: p.name for name, p in self._tools.items()},
             "problems": [*self.problems, *health_problems(self._providers, self._dead),
-                         *({"provider": "builtin", "problem": p}
-                           for p in self.store.metadata_problems())],
+                         *({"provider": BUILTIN, "problem": problem}
+                           for problem in self.store.metadata_problems()),
+                         *({"provider": BUILTIN, "problem": problem}
+                           for problem in self.builtin.snapshot.problems)],
             "background": self._worker.status(),
             "outbox_pending": self._outbox.pending_count() if self._outbox else 0,
             "failed_writes": failed_writes,

@@ -40,6 +40,10 @@ HOOK_NAMES = tuple(
     name for name in vars(hookspecs)
     if callable(getattr(hookspecs, name)) and hasattr(getattr(hookspecs, name), "memhost_spec")
 )
+#: Hooks only ``memhost providers check`` calls, never a host.
+CHECK_ONLY_HOOKS = ("scratch_config",)
+#: The hooks a host's manager calls.
+HOST_HOOKS = tuple(name for name in HOOK_NAMES if name not in CHECK_ONLY_HOOKS)
 
 #: What each hook must return; anything else is counted as a fault and treated as "nothing"
 #: (and fails ``memhost providers check``).
@@ -51,6 +55,7 @@ RETURN_TYPES: dict[str, tuple[type, ...]] = {
     "prefetch": (str, type(None)),
     "pre_compress": (str, type(None)),
     "shutdown": (dict, type(None)),
+    "scratch_config": (dict, type(None)),
 }
 
 #: Hooks the host's thread waits for. An external provider's calls to them run on that

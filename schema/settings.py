@@ -84,9 +84,11 @@ class SettingsService:
         return schema
 
     def _active(self, name: str) -> bool:
-        from memhost.config import load_config
+        from memhost.config import read_config
 
-        return load_config(self.home).memory.provider == name
+        # A config.toml with a wrong key elsewhere must not stop a provider's settings being
+        # shown or repaired.
+        return read_config(self.home)[0].memory.provider == name
 
     # -- reading ---------------------------------------------------------------------------------
 

@@ -235,9 +235,12 @@ def test_unreadable_and_drifted_files_are_refused_with_nothing_changed(home: Pat
     assert "to fix:" in human.stderr and "memhost doctor" in human.stderr
 
 
-def test_invalid_config_is_a_clean_error(home: Path) -> None:
+def test_invalid_config_warns_on_show_and_is_a_clean_error_on_a_write(home: Path) -> None:
     (home / "config.toml").write_text("[memory]\nmemory_char_limit = -5\n", encoding="utf-8")
-    result = memhost(home, "memory", "show")
+    shown = memhost(home, "memory", "show")
+    assert shown.returncode == 0
+    assert shown.stderr.startswith("memhost: warning: ") and "memory_char_limit" in shown.stderr
+    result = memhost(home, "memory", "add", "a fact")
     assert result.returncode == 2
     assert result.stderr.startswith("memhost: error: ")
     assert "memory_char_limit" in result.stderr and "Traceback" not in result.stderr

@@ -194,8 +194,13 @@ class TestBudget:
         used = len(serialize(entries))
         with caplog.at_level(logging.WARNING):
             snap = store.snapshot()
-        assert f"[100% — {used:,}/2,200 chars]" in snap.memory
-        assert all(e in snap.memory for e in entries)  # never truncated
+        # The prompt takes the entries that fit the budget and says how many it withheld; the
+        # file itself is never truncated.
+        shown = [e for e in entries if e in snap.memory]
+        assert shown == entries[:len(shown)] and len(serialize(shown)) <= 2200
+        assert f"{len(entries) - len(shown)} more entries of MEMORY.md" in snap.memory
+        assert f"holds {used:,} chars" in snap.memory
+        assert store.entries("memory") == entries
         assert any("over its budget" in r.getMessage() for r in caplog.records)
 
         assert not store.add("memory", "one more").ok
@@ -656,10 +661,13 @@ class TestDrift:
         assert store.add("memory", "gamma").ok  # add skips the drift guard
         assert store.entries("memory") == ["alpha\n §\nbeta", "gamma"]
 
-    def test_repeated_refusals_in_one_second_keep_every_backup(self, home: Path) -> None:
+    def test_repeated_refusals_keep_one_backup_per_content(self, home: Path) -> None:
         store = MemoryStore(home, clock=lambda: 1_700_000_000.0)
         write_file(store, "memory", "alpha\n §\nbeta")
         store.remove("memory", "alpha")
+        store.remove("memory", "alpha")
+        assert [p.name for p in backups(store)] == ["MEMORY.md.bak.1700000000"]
+        write_file(store, "memory", "alpha\n §\ngamma")  # edited again in the same second
         store.remove("memory", "alpha")
         assert [p.name for p in backups(store)] == [
             "MEMORY.md.bak.1700000000", "MEMORY.md.bak.1700000000.1"]

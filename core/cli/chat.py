@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from memhost.cli import _common
+from memhost.cli.progress import loading_what, starting_what, step
 
 if TYPE_CHECKING:  # pragma: no cover
     from memhost.manager import MemoryManager
@@ -70,10 +71,11 @@ def cmd_chat(args: argparse.Namespace) -> int:
     if not SESSION_ID.match(session):
         raise MemhostError(f"--session {session!r} is not a valid id; use letters, digits, '.', "
                            "'_' and '-' (at most 64)")
-    config = _common.config(home)
+    config = _common.config(home, writes=True)
     model = OpenAIChatModel.from_settings(config.review, home, base_url=args.base_url,
                                           model=args.model, api_key_env=args.api_key_env)
-    manager = MemoryManager.from_home(home)
+    with step("memhost chat", loading_what(home)):
+        manager = MemoryManager.from_home(home)
     host = ChatHost(manager, model, session, stream=not args.no_stream)
     try:
         return host.run()
@@ -127,7 +129,8 @@ class ChatHost:
         history = self._load(self.session_id)
         self.messages = list(history)
         self.api_messages = list(history)
-        manager.start_session(self.session_id, history=history)
+        with step("memhost chat", starting_what(manager)):
+            manager.start_session(self.session_id, history=history)
 
     def _system(self) -> dict[str, Any]:
         memory = self.manager.system_prompt()

@@ -30,9 +30,9 @@ class Context:
 
     home: Path
     home_source: str
-    config: Any | None  # memhost.config.Config, or None when config.toml is invalid
+    config: Any  # memhost.config.Config: the valid settings, defaults for any wrong key
     config_error: str | None
-    settings: Any  # the [memory] settings in effect (the defaults when config.toml is invalid)
+    settings: Any  # the [memory] settings in effect (the default for any wrong key)
     store: Any  # memhost.builtin_providers.store.MemoryStore
     now: float
 
@@ -156,7 +156,7 @@ def check_config(ctx: Context) -> dict[str, Any]:
     notes: list[str] = []
     if ctx.config_error:
         problems.append(ctx.config_error)
-        notes.append("the checks below use the default settings")
+        notes.append("the checks below use the default for each key named above")
         lines = [f"{path}: invalid"]
     else:
         lines = [f"{path}: {'valid' if exists else 'not present; every setting is at its default'}"]
@@ -172,7 +172,7 @@ def check_config(ctx: Context) -> dict[str, Any]:
 
 def check_store(ctx: Context, target: str) -> dict[str, Any]:
     from memhost.builtin_providers import entrymeta
-    from memhost.cli.memory import describe_store
+    from memhost.cli.memory import describe_store, over_budget
 
     store = ctx.store
     info = describe_store(store, ctx.settings, target)
@@ -191,8 +191,7 @@ def check_store(ctx: Context, target: str) -> dict[str, Any]:
     else:
         lines.append(f"{_common.entries_phrase(info['entry_count'])}, {info['usage']}")
     if info["used"] > info["limit"]:
-        problems.append(f"over budget ({info['used']:,}/{info['limit']:,} chars): new additions "
-                        "are refused until entries are removed or shortened")
+        problems.append("over budget — " + over_budget(info))
     if info["drift"]:
         problems.append(f"drift: {info['drift']}. Replace, remove and batches are refused until "
                         "the file is a clean list of entries separated by lines holding only '§'")
@@ -324,8 +323,7 @@ SECTIONS: list[Section] = [
 
 def build_context(args: argparse.Namespace) -> Context:
     from memhost.builtin_providers.store import MemoryStore
-    from memhost.config import MemorySettings, load_config
-    from memhost.errors import ConfigError
+    from memhost.config import read_config
     from memhost.home import HOME_ENV
 
     home = _common.home(args)
@@ -335,11 +333,9 @@ def build_context(args: argparse.Namespace) -> Context:
         source = HOME_ENV
     else:
         source = "the platform default"
-    try:
-        config, error = load_config(home), None
-    except ConfigError as exc:
-        config, error = None, str(exc)
-    settings = config.memory if config is not None else MemorySettings()
+    # Every valid setting, the default for each wrong one (named in the config section).
+    config, error = read_config(home)
+    settings = config.memory
     return Context(home=home, home_source=source, config=config, config_error=error,
                    settings=settings, store=MemoryStore.from_settings(home, settings),
                    now=time.time())

@@ -81,6 +81,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     register_actions(actions)  # stale, pin, unpin, confirm, review-after, curate
 
+    from memhost.cli import memoryfix
+
+    memoryfix.register(actions)
+
 
 # -- show -------------------------------------------------------------------------------------
 
@@ -139,6 +143,16 @@ def describe_store(store: Any, settings: Any, target: str, *, stale_after_days: 
     return info
 
 
+def over_budget(info: dict[str, Any]) -> str:
+    """What an over-budget store (as :func:`describe_store` saw it) means, and the fix."""
+    from memhost.builtin_providers import budget
+
+    withheld = len(budget.fit([e["text"] for e in info["entries"]], info["limit"]).withheld)
+    return (f"{info['used']:,}/{info['limit']:,} chars: {_common.entries_phrase(withheld)} "
+            f"withheld from the prompt and new additions refused until it is back under the "
+            f"limit; `{budget.FIX_COMMAND}` splits and trims it (with a preview and a backup)")
+
+
 def cmd_show(args: argparse.Namespace) -> int:
     from memhost.builtin_providers.store import TARGETS
 
@@ -170,7 +184,7 @@ def _print_store(info: dict[str, Any]) -> None:
         return
     print(f"  {info['usage']}, {_common.entries_phrase(info['entry_count'])}")
     if info["used"] > info["limit"]:
-        print("  ! over budget: new additions are refused until entries are removed or shortened")
+        print(f"  ! over budget: {over_budget(info)}")
     if info["drift"]:
         print(f"  ! drift: {info['drift']}. Replace and remove are refused until the file is "
               "fixed; run `memhost doctor`.")
@@ -206,7 +220,7 @@ def cmd_write(args: argparse.Namespace) -> int:
     from memhost.builtin_providers.tool import MemoryTool
 
     home = _common.home(args)
-    tool = MemoryTool(_common.store(home), origin=ORIGIN)
+    tool = MemoryTool(_common.store(home, writes=True), origin=ORIGIN)
     arguments: dict[str, Any] = {"action": args.action, "target": args.target}
     if args.action in ("add", "replace"):
         arguments["content"] = _read_content(args.content)
@@ -280,8 +294,8 @@ def cmd_restore(args: argparse.Namespace) -> int:
     from memhost.builtin_providers.store import FILENAMES
 
     home = _common.home(args)
-    settings = _common.config(home).memory
-    store = _common.store(home)
+    settings = _common.config(home, writes=True).memory
+    store = _common.store(home, writes=True)
     record = next((r for r in reversed(_archived(store.archive)) if r.id == args.archive_id), None)
     if record is not None and not store.enabled.get(record.target, False):
         _, reason = enabled_reason(settings, record.target)
@@ -376,9 +390,9 @@ def _mirroring_store(home: Any) -> Iterator[tuple[Any, Any]]:
     its outbox) like any other; ``finish`` shuts the manager down, waiting for those writes."""
     from memhost.manager import BUILTIN_ONLY
 
-    config = _common.config(home)
+    config = _common.config(home, writes=True)
     if config.memory.provider.strip().lower() in BUILTIN_ONLY:
-        yield _common.store(home), lambda: None
+        yield _common.store(home, writes=True), lambda: None
         return
     import secrets
 

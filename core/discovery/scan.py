@@ -299,14 +299,25 @@ def schema_path(name: str, home: Path, **options: Any) -> Path | None:
 # -- loading ------------------------------------------------------------------------------------
 
 
-def load_provider(name: str, home: Path, **options: Any) -> Any:
-    """Import provider ``name`` and return its provider object.
+def import_timeout(home: Path) -> float:
+    """``memory.provider_import_timeout`` of ``home``'s config (its default when unreadable)."""
+    from memhost.config import read_config
+
+    return read_config(home)[0].memory.provider_import_timeout
+
+
+def load_provider(name: str, home: Path, *, timeout: float | None = None,
+                  **options: Any) -> Any:
+    """Import provider ``name`` and return its provider object, within ``timeout`` seconds
+    (default: ``memory.provider_import_timeout``).
 
     Raises :class:`ProviderError` saying exactly what failed: an unknown name (with the known
     names and close matches), a blocked name, a broken manifest, a missing required package, an
-    import that raised (with the error), or no provider object in the module.
+    import that raised (with the error), an import that timed out, or no provider object in the
+    module.
     """
-    return load_candidate(_find(name, home, **options))
+    bound = import_timeout(home) if timeout is None else timeout
+    return load_candidate(_find(name, home, **options), timeout=bound)
 
 
 def folder_candidate(folder: Path) -> Candidate:
@@ -353,6 +364,7 @@ def runtime_config(name: str, home: Path, table: dict[str, Any] | None = None) -
 __all__ = [
     "BUILTIN_ONLY", "Candidate", "DISABLED_ENV", "Discovery", "ENTRY_POINT_GROUP", "LoadFailure",
     "ProviderLoadError", "discover", "folder_candidate", "has_hookimpls", "instantiate",
-    "known_names", "load_candidate", "load_path", "load_provider", "recorded_failures",
+    "import_timeout", "known_names", "load_candidate", "load_path", "load_provider",
+    "recorded_failures",
     "runtime_config", "schema_path", "validate_provider_name",
 ]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import io
 import json
 import logging
 import secrets
@@ -27,7 +28,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import anyio
 import mcp.types as types
@@ -289,13 +290,12 @@ class MemoryMcpServer:
 
     # -- transports ------------------------------------------------------------------------------
 
-    async def run_stdio(self) -> None:
-        """Serve one connection over stdin/stdout until the client closes it or a signal comes.
-
-        While serving, the SDK points fd 1 at stderr, so stray output from provider code never
-        reaches the protocol stream; the session is closed before that is undone.
-        """
-        async with stdio_server() as (read_stream, write_stream):
+    async def run_stdio(self, wire_in: BinaryIO, wire_out: BinaryIO) -> None:
+        """Serve one connection over the wire :func:`memhost.mcp.stdio.claim` took, until the
+        client closes it or a signal comes."""
+        stdin = anyio.wrap_file(io.TextIOWrapper(wire_in, encoding="utf-8", errors="replace"))
+        stdout = anyio.wrap_file(io.TextIOWrapper(wire_out, encoding="utf-8"))
+        async with stdio_server(stdin, stdout) as (read_stream, write_stream):
             async with anyio.create_task_group() as tasks:
                 serving = anyio.CancelScope()
                 tasks.start_soon(_stop_on_signal, serving)
@@ -304,7 +304,6 @@ class MemoryMcpServer:
                                           self.server.create_initialization_options())
                 await anyio.to_thread.run_sync(self.close_all)
                 tasks.cancel_scope.cancel()
-            sys.stdout.flush()
 
 
 def recall(manager: MemoryManager, query: Any) -> tuple[str, bool]:
@@ -370,10 +369,17 @@ async def _stop_on_signal(scope: anyio.CancelScope) -> None:
 
 
 def serve_stdio(home: Path) -> int:
+    from memhost.cli.progress import loading_what, step
+    from memhost.mcp import stdio
+
+    # Before any provider code runs: from here on only the server writes to the real stdout.
+    wire_in, wire_out = stdio.claim()
     server = MemoryMcpServer(home, per_connection=False)
-    server.shared_session().prepare()
-    anyio.run(server.run_stdio)
+    with step("memhost mcp", loading_what(home)):
+        server.shared_session().prepare()
+    anyio.run(server.run_stdio, wire_in, wire_out)
     return 0
+
 
 
 class _Token:

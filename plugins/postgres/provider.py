@@ -12,6 +12,7 @@ from __future__ import annotations
 import getpass
 import logging
 import re
+import secrets
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,8 @@ class PostgresRecall(RecallProvider):
     defaults = DEFAULTS
     store_label = "the shared recall store"
     recall_timeout_ms = 2000
+    #: The schema a ``memhost providers check`` made, dropped at shutdown.
+    scratch_schema: str | None = None
 
     def open_store(self, home: Path, config: dict[str, Any]) -> Any:
         """A store for ``config`` (not yet connected; also used by ``memhost recall``)."""
@@ -136,6 +139,24 @@ class PostgresRecall(RecallProvider):
                 "user works on) are kept in a shared recall store. Relevant items are recalled "
                 "into <memory-context> automatically; use recall_search to look something up "
                 "on purpose, and recall_forget to erase an item the user wants forgotten.")
+
+    @hookimpl
+    def scratch_config(self, config: dict[str, Any]) -> dict[str, Any]:
+        """``memhost providers check``: a schema and a user id of the check's own, so its turn
+        never reaches the real recall store; the schema is dropped at ``shutdown``."""
+        token = secrets.token_hex(4)
+        self.scratch_schema = f"memhost_check_{token}"
+        return {**config, "schema": self.scratch_schema, "user_id": f"memhost-check-{token}"}
+
+    @hookimpl
+    def shutdown(self) -> None:
+        dsn = self.config.get("dsn")
+        super().shutdown()
+        schema, self.scratch_schema = self.scratch_schema, None
+        if schema and dsn:
+            from .store import drop_schema
+
+            drop_schema(str(dsn), schema)
 
     @hookimpl
     def handle_tool_call(self, tool_name: str, arguments: dict[str, Any]) -> str:

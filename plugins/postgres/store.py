@@ -47,6 +47,16 @@ def lock_key(schema: str) -> int:
     return int.from_bytes(digest[:8], "big", signed=True)
 
 
+def drop_schema(dsn: str, schema: str, *, connect_timeout: float = 5.0) -> None:
+    """Drop ``schema`` and everything in it (a scratch schema of ``memhost providers check``).
+    A failure is logged, never raised: the check's result stands either way."""
+    try:
+        with psycopg.connect(dsn, autocommit=True, connect_timeout=int(connect_timeout)) as conn:
+            conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
+    except psycopg.Error as exc:
+        log.warning("could not drop the scratch schema %s: %s; drop it by hand", schema, exc)
+
+
 class RecallStore:
     """One user's view of the recall schema in one database."""
 

@@ -63,6 +63,12 @@ class SqliteRecall(RecallProvider):
         return super().maintenance(home, config, action)
 
     @hookimpl
+    def scratch_config(self, config: dict[str, Any]) -> dict[str, Any]:
+        """``memhost providers check``: the default file, which is under the check's scratch
+        home, whatever path the user configured."""
+        return {**config, "path": DEFAULTS["path"]}
+
+    @hookimpl
     def check_available(self, config: dict[str, Any]) -> str | None:
         problem = fts5_problem()
         if problem:
