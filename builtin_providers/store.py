@@ -33,7 +33,8 @@ from memhost.builtin_providers.entries import (
 from memhost.builtin_providers.snapshot import Snapshot, display_entries, render_block, usage_text
 from memhost.files import atomic_write_text, ensure_private_dir, locked
 from memhost.home import memories_dir
-from memhost.security import threats
+from memhost.security import scorer
+from memhost.security.screen import Screen
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +101,9 @@ class MemoryStore:
         self.clock = clock
         self.lock_timeout = lock_timeout
         self._listeners: list[Listener] = []
+        #: Scores entries for the write path and the snapshot (``[injection]``; the manager sets
+        #: it from config, with the model judge and the turn's taint).
+        self.screen = Screen()
 
     @classmethod
     def from_settings(cls, home: Path, settings: Any, **kwargs: Any) -> MemoryStore:
@@ -160,10 +164,22 @@ class MemoryStore:
                 log.warning("%s is over its budget (%s/%s chars); entries stay loaded, but new "
                             "additions are refused until it is back under the limit",
                             self.path(target), f"{used:,}", f"{limit:,}")
-            blocks[target] = render_block(target, entries, limit, FILENAMES[target])
+            blocks[target] = render_block(target, entries, limit, FILENAMES[target],
+                                          self.screen.policy, self.reviewed(target, entries))
             if scans:
                 verdicts.save(self.path(target), raw, entries)
         return Snapshot(**blocks)
+
+    def reviewed(self, target: str, entries: list[str]) -> frozenset[str]:
+        """The entries in the staging zone that the store wrote (screened or approved); the
+        sidecar is read only when there is such an entry, which is rare."""
+        policy = self.screen.policy
+        grey = [e for e in entries if policy.stage_at <= snapshot.score(e) < policy.refuse_at]
+        if not grey:
+            return frozenset()
+        meta = entrymeta.load(self.path(target))
+        return frozenset(e for e in grey
+                         if entrymeta.written_by_store(entrymeta.for_entry(meta, e)))
 
     def drift(self, target: str, raw: str | None = None) -> str | None:
         """Why the file (or ``raw``) would refuse replace/remove/batch, or ``None`` when clean.
@@ -459,10 +475,12 @@ class MemoryStore:
             entry = canonical_entry(content)
         except ValueError as exc:
             raise _OpError(f"{label} is not a valid entry: {exc}.", counts=False) from None
-        finding = threats.first_finding(entry, "strict")
-        if finding is not None:
-            raise _OpError(finding.message, counts=False, blocked_pattern=finding.id)
-        snapshot.passed([entry])  # the next session start in this process need not scan it
+        refusal = self.screen.refusal(entry)
+        # The next session start in this process need not score it again.
+        snapshot.remember({entry: scorer.assess(entry).score})
+        if refusal is not None:
+            raise _OpError(refusal["error"], counts=False, blocked_pattern=refusal["blocked_pattern"],
+                           risk=refusal["risk"])
         return entry
 
     @staticmethod
@@ -526,7 +544,8 @@ class MemoryStore:
         return f"{joined_length(entries):,}/{self.limits[target]:,}"
 
     def shown_entries(self, target: str, entries: list[str]) -> list[str]:
-        return display_entries(entries, FILENAMES[target])
+        return display_entries(entries, FILENAMES[target], self.screen.policy,
+                               self.reviewed(target, entries))
 
     def _unreadable(self, target: str, exc: Unreadable) -> Outcome:
         return _fail(

@@ -52,8 +52,12 @@ def config(home_path: Path) -> Config:
 def store(home_path: Path) -> MemoryStore:
     """The memory store configured for ``home_path``."""
     from memhost.builtin_providers.store import MemoryStore
+    from memhost.security.screen import Screen
 
-    return MemoryStore.from_settings(home_path, config(home_path).memory)
+    settings = config(home_path)
+    store = MemoryStore.from_settings(home_path, settings.memory)
+    store.screen = Screen.from_config(settings, home_path, judge=False)
+    return store
 
 
 def print_json(data: Any) -> None:
