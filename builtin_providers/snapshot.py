@@ -79,7 +79,7 @@ def pair_score(first: str, second: str) -> float:
     if value is None:
         together = None
         if max(len(first), len(second)) <= scorer.MAX_SCAN_CHARS:
-            together = scorer.assess_together(first, second)
+            together = scorer.assess_together(first, second, score(first) + score(second))
         value = together.score if together is not None else 0.0
         _keep(key, value)
     return value
@@ -137,7 +137,8 @@ def _why(entry: str, value: float) -> str:
 
 
 def _pair_reasons(entries: list[str], index: int) -> str:
-    together = scorer.assess_together(entries[index], entries[index + 1])
+    first, second = entries[index], entries[index + 1]
+    together = scorer.assess_together(first, second, score(first) + score(second))
     return together.describe() if together is not None else "split instruction"
 
 

@@ -33,7 +33,6 @@ from memhost.builtin_providers.entries import (
 from memhost.builtin_providers.snapshot import Snapshot, display_entries, render_block, usage_text
 from memhost.files import atomic_write_text, ensure_private_dir, locked
 from memhost.home import memories_dir
-from memhost.security import scorer
 from memhost.security.screen import Screen
 
 log = logging.getLogger(__name__)
@@ -477,7 +476,7 @@ class MemoryStore:
             raise _OpError(f"{label} is not a valid entry: {exc}.", counts=False) from None
         refusal = self.screen.refusal(entry)
         # The next session start in this process need not score it again.
-        snapshot.remember({entry: scorer.assess(entry).score})
+        snapshot.score(entry)
         if refusal is not None:
             raise _OpError(refusal["error"], counts=False, blocked_pattern=refusal["blocked_pattern"],
                            risk=refusal["risk"])

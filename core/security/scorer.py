@@ -286,16 +286,15 @@ def _secret_shape(text: str) -> str | None:
     return None
 
 
-def assess_together(first: str, second: str) -> Assessment | None:
+def assess_together(first: str, second: str, alone: float) -> Assessment | None:
     """Two adjacent entries read as one text, when that says more than each alone.
 
-    Only new evidence counts: the pair is reported when its score is higher than the two
-    entries' scores added, i.e. some feature matched across the boundary.
+    ``alone`` is the two entries' scores added. Only new evidence counts: the pair is reported
+    when its score is higher, i.e. some feature matched across the boundary (an instruction
+    split over two entries).
     """
     pair = assess(first + "\n" + second)
-    if pair.score > assess(first).score + assess(second).score:
-        return pair
-    return None
+    return pair if pair.score > alone else None
 
 
 @cache

@@ -115,19 +115,20 @@ class Screen:
                 "risk": assessment.score}
 
 
-def contents(proposal: dict[str, Any]) -> list[str]:
-    """The entry texts a proposal would add or replace."""
+def contents(proposal: dict[str, Any]) -> list[tuple[str, str]]:
+    """The entry texts a proposal would add or replace, each with its step's label."""
     if proposal.get("action") == "batch":
-        steps = [op for op in proposal.get("operations") or [] if isinstance(op, dict)]
+        steps = [(f"Operation {n}: ", op) for n, op in enumerate(proposal.get("operations") or [], 1)
+                 if isinstance(op, dict)]
     else:
-        steps = [proposal]
+        steps = [("", proposal)]
     found = []
-    for step in steps:
+    for where, step in steps:
         if step.get("action") not in ("add", "replace"):
             continue
         content = step.get("content") if step.get("content") is not None else step.get("new_text")
         if isinstance(content, str) and content.strip():
-            found.append(content)
+            found.append((where, content))
     return found
 
 
@@ -136,11 +137,12 @@ def screen_write(screen: Screen, proposal: dict[str, Any], *, session_id: str,
     """The gate's view of a proposal: ``(refusal answer, None)``, ``(None, why it is staged)``
     or ``(None, None)`` when it may go ahead as far as screening is concerned."""
     staged: list[str] = []
-    for text in contents(proposal):
+    for where, text in contents(proposal):
         decision = screen.decide(text)
         refusal = screen.refusal(text, decision)
         if refusal is not None:
-            return {"success": False, "done": True, **refusal}, None
+            return {"success": False, "done": True, **refusal,
+                    "error": where + refusal["error"]}, None
         if decision.outcome == STAGE:
             staged.append(f"risk {decision.assessment.score:g}: {decision.assessment.describe()}")
     if staged:
