@@ -54,7 +54,7 @@ SENSITIVE = (
 )
 #: Somewhere outside: a URL, a mail address, a bucket, a raw address, a hook.
 CHANNEL = (r"(?:https?://|s3://|gs://|ftp://|\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b|webhooks?\b"
-           r"|pastebin|\b\d{1,3}(?:\.\d{1,3}){3}\b|\bbucket\b|\bdiscord\b|\btelegram\b)")
+           r"|pastebin|\b\d{1,3}(?:\.\d{1,3}){3}:\d+|\bbucket\b|\bdiscord\b|\btelegram\b)")
 #: Verbs that move data somewhere, in every language the scorer reads.
 MOVE = (r"(?<![/\w.-])(?:send\w*|sent|upload\w*|post(?:s|ed|ing)?|transmit\w*|forward\w*"
         r"|exfiltrat\w*|leak\w*|e-?mail\w*|mail(?:s|ed|ing)?|mirror\w*|sync\w*|ship\w*"
@@ -64,12 +64,14 @@ MOVE = (r"(?<![/\w.-])(?:send\w*|sent|upload\w*|post(?:s|ed|ing)?|transmit\w*|fo
         r"|mande\w*|发送|发给|发到|上传|转发|传到)")
 #: Verbs that show or read something.
 DISCLOSE = (r"(?<![/\w.-])(?:print\w*|cat|show\w*|display\w*|output\w*|paste\w*|include\w*"
-            r"|reveal\w*|read\w*|dump\w*|type|less|more|head|tail|cp|scp|rsync|copy|copie[sd]"
-            r"|upload\w*|send\w*|base64|summari[sz]e\w*|list\w*|echo)")
+            r"|reveal\w*|read\w*|dump\w*|cp|scp|rsync|copy|copie[sd]|upload\w*|send\w*|base64"
+            r"|summari[sz]e\w*|echo|(?:less|more|head|tail|type)(?=\s+\S*(?:~|/|\.\w)))")
 CREDENTIAL_PATH = (
     r"(?:\.aws/(?:credentials|config)\b|\.ssh/id_\w+|\bid_(?:rsa|ed25519|ecdsa|dsa)\b|\.netrc\b"
     r"|\.pgpass\b|\.git-credentials\b|\.docker/config\.json|/etc/shadow\b|\.kube/config\b"
     r"|\.npmrc\b|\.pypirc\b|credentials\.json\b|\.gnupg\b|\bkeychain\b|\.config/gcloud\b"
+    r"|\bauthorized_keys\b|(?:~|\$HOME|\$\{HOME\})/\.ssh\b(?!/(?:config|known_hosts)\b)"
+    r"|(?:\.memhost|MEMHOST_HOME\}?)/\.env\b"
     r"|(?<![\w.])\.env\b(?![.-](?:example|sample|template|dist)))")
 SECRET_ASK = (r"(?:one[\s-]?time\s+(?:pass)?codes?|\botps?\b|\b2fa\b|\bmfa\b\s+codes?"
               r"|verification\s+codes?|auth(?:entication)?\s+codes?|security\s+codes?|passwords?"
@@ -107,6 +109,9 @@ FEATURES: tuple[Feature, ...] = (
       rf"|your|its|the|system|safety|default|whatever|those|these|such){_G4}{INSTRUCTIONS}"
       rf"|\b(?:ignor\w*|disregard\w*|forg[eo]t\w*|overrid\w*|overrode){_G6}{INSTRUCTIONS}{_G6}"
       rf"(?:given|earlier|before|previously|so\s+far|above|originally|until\s+now)\b", "override"),
+    F("refuse_to_follow", 5.0,
+      rf"\b(?:do\s+not|don't|dont|never|stop|no\s+longer)\s+(?:follow\w*|obey\w*|respect\w*|comply\w*"
+      rf"|adher\w*){_G6}{INSTRUCTIONS}", "override"),
     F("instructions_void", 5.0,
       rf"{INSTRUCTIONS}{_G8}(?:(?:are|is|were|have\s+been|has\s+been)\s+)?(?:void|obsolete|revoked"
       rf"|cancel+ed|invalid|superseded|overridden|replaced|no\s+longer\s+(?:apply|valid|in\s+effect"
@@ -121,13 +126,37 @@ FEATURES: tuple[Feature, ...] = (
       r"|\bsin\s+(?:restricciones|reglas|l[ií]mites)|\bsans\s+(?:r[eè]gles|restrictions|limites)"
       r"|\bohne\s+(?:regeln|einschr[aä]nkungen|grenzen)|\bsem\s+(?:restri[cç][oõ]es|regras|limites)"
       r"|没有(?:任何)?限制|不受(?:任何)?限制|无限制"),
-    F("skip_checks", 2.0,
-      r"\b(?:skip\w*|disabl\w*|turn\w*\s+off|bypass\w*|circumvent\w*|evad\w*)\s+(?:\w+\s+){0,3}?"
-      r"(?:safety|security|confirmation|approval|review|checks?|filters?|moderation|sandbox)\b"
-      r"|\bwithout\s+(?:asking|confirmation|confirming|checking|approval|permission)\b"),
+    F("defeat_safety", 3.0,
+      r"\b(?:skip\w*|disabl\w*|turn\w*\s+off|remov\w*|bypass\w*|circumvent\w*|evad\w*|ignor\w*)\s+"
+      r"(?:\S+\s+){0,3}?(?:safety|security\s+checks?|confirmations?|approvals?|restrictions|safeguards"
+      r"|guardrails|(?:content|safety|output)\s+filter\w*|moderation|sandbox\w*)\b", "safety"),
+    F("skip_confirmation", 1.5,
+      r"\bwithout\s+(?:asking|confirmation|confirming|checking|approval|permission)\b", "safety"),
+    F("prompt_replacement", 3.0,
+      r"\b(?:new|updated|override|replacement|replac\w*)\s+(?:the\s+)?system\s+prompt\b"
+      r"|\bsystem\s+prompt\s+override\b"),
+    F("prompt_leak", 3.0,
+      rf"\b(?:reveal\w*|print\w*|show\w*|output\w*|repeat\w*|leak\w*|dump\w*|disclos\w*){_G8}"
+      r"(?:your\s+(?:system\s+prompt|instructions|hidden\s+prompt|initial\s+prompt)|the\s+(?:system|hidden"
+      r"|initial)\s+(?:prompt|instructions))\b"),
+    F("hidden_markup", 3.0,
+      r"<!--(?:(?!-->)[^\n]){0,400}?\b(?:ignor\w*|overrid\w*|system|secret|hidden|instruction\w*|assistant)\b"
+      r"|(?:\bstyle\s*=\s*[\"']?[^\"'\n>]{0,80}?)?\b(?:display\s*:\s*none|visibility\s*:\s*hidden)\b"),
+    F("backdoor_key", 4.0,
+      r"\b(?:append\w*|add\w*|writ\w*|insert\w*|echo|put\w*|plant\w*)\b[^\n]{0,80}?\bauthorized_keys\b"
+      r"|>>\s*\S*authorized_keys\b"),
+    F("secret_in_request", 4.0,
+      r"\b(?:curl|wget|http|fetch|iwr|invoke-webrequest)\b[^\n]{0,200}?(?:(?:-d|--data[\w-]*|-F|--form"
+      r"|--post-data)[\s=]+\S*?|[?&][\w-]+=)\$\{?\w*(?:KEY|TOKEN|SECRET|PASSWORD|PASS|CREDENTIALS?)\b"),
+    F("hardcoded_secret", 6.0,
+      r"\b(?:api[_-]?key|token|secret|password|passwd)\b\s*[:=]\s*[\"'][^\"'\s]{20,}[\"']"),
+    F("agent_config_edit", 1.5,
+      r"\b(?:update|modify|edit|write|change|append|add|overwrite)\w*\b(?:\s+\S+){0,8}?\s+(?:to\s+)?\S*"
+      r"(?:AGENTS\.md|CLAUDE\.md|\.cursorrules|\.clinerules|copilot-instructions\.md)"),
     # -- who the agent is ----------------------------------------------------------------------
     F("identity_reassign", 3.0,
-      r"\b(?:you\s+are|you're|youre)\s+(?:now|henceforth|no\s+longer|not\s+(?:an?\s+)?(?:assistant|ai))\b"
+      r"\b(?:you\s+are|you're|youre)\s+(?:(?:now|henceforth|from\s+now\s+on)\s+(?:a|an|the|my|called|named)\b"
+      r"|no\s+longer\b|not\s+(?:an?\s+)?(?:assistant|ai)\b)"
       r"|\b(?:from\s+now\s+on|henceforth|going\s+forward)\W+(?:you\s+are|you're)\b"
       r"|\b(?:act|behave|roleplay|role-play|pose)\w*\s+as\s+(?:the\s+|an?\s+)?\w+"
       r"|\bpretend\w*\s+(?:to\s+be|you\s+are|you're)\b|\byour\s+(?:new\s+|real\s+|true\s+)?"
@@ -152,13 +181,16 @@ FEATURES: tuple[Feature, ...] = (
     # -- authority and prompt shapes -------------------------------------------------------------
     F("role_line", 3.5,
       r"^[^\S\n]*(?:#+\s*)?\[?(?:system|assistant|developer|tool|function|admin(?:istrator)?)\]?[^\S\n]*:"),
+    F("fake_system_message", 3.5,
+      r"\b(?:important|urgent|critical|mandatory)\s+(?:system|security|admin)\s+(?:update|message|notice)\s*:",
+      "authority"),
     F("authority_claim", 2.5,
       r"\b(?:system|admin(?:istrator)?|developer|security|operator|vendor|anthropic|openai)\s+"
       r"(?:notice|message|update|override|instruction|directive|alert|mandate)s?\b"
       r"|\b(?:takes?\s+precedence|highest\s+priority|supersed\w+|is\s+authoritative|primary\s+directive"
       r"|verified\s+instruction|new\s+(?:important\s+)?instructions?|maintenance\s+mode)\b"
       r"|\b(?:has|have)\s+(?:granted|authori[sz]ed|approved)\b|\bauthori[sz]es\s+all\b"
-      r"|\bgranted\s+(?:full|root|admin)\b|\[system\]|\bsystem\s+note\b|系统提示|系统指令"),
+      r"|\bgranted\s+(?:full|root|admin)\b|\[system\]|\bsystem\s+note\b|系统提示|系统指令", "authority"),
     F("template_token", 4.0,
       r"<\|[\w-]{2,30}\|>|\[/?INST\]|<<\s*/?SYS\s*>>|</?(?:system|assistant|tool_call|function_call"
       r"|tool|instructions?)>|<\s*/?\s*memory-context\s*>"),
@@ -170,7 +202,7 @@ FEATURES: tuple[Feature, ...] = (
       r"|context|user\s+profile|instructions|notes)\b|═{6,}|^[^\S\n]*(?:MEMORY\s+\(your\s+personal\s+notes\)"
       r"|USER\s+PROFILE\s+\(who\s+the\s+user\s+is\))"),
     # -- moving data out -------------------------------------------------------------------------
-    F("exfil_channel", 2.5, rf"{MOVE}{_ANY}{CHANNEL}"),
+    F("exfil_channel", 3.0, rf"{MOVE}{_ANY}{CHANNEL}"),
     F("exfil_data", 2.5, rf"{MOVE}{_ANY}{SENSITIVE}|{SENSITIVE}{_ANY}(?:to|an|à|a|para|给|到)\s*{CHANNEL}"),
     F("markdown_image_data", 4.0, r"!\[[^\]\n]{0,200}\]\(\s*<?(?:https?:)?//[^)\s]*[?#{$][^)\n]*\)"),
     F("markdown_image", 1.5, r"!\[[^\]\n]{0,200}\]\(\s*<?(?:https?:)?//"),
@@ -193,8 +225,10 @@ FEATURES: tuple[Feature, ...] = (
     F("c2_beacon", 3.0,
       rf"\b(?:regist\w*|check\w*[\s-]?in|beacon\w*|heartbeat\w*|phone\w*\s+home|call\w*\s+home"
       rf"|report\w*\s+(?:in|back)|connect\w*){_ANY}{CHANNEL}"
-      r"|\bwait\w*\s+for\s+(?:new\s+)?(?:jobs|commands|tasks|orders)\b", "c2"),
-    F("c2_mention", 1.5, r"\b(?:command[\s-](?:and[\s-]control|server)|c2|c&c)\b", "c2"),
+      r"|\bwait\w*\s+for\s+(?:new\s+)?(?:jobs|commands|tasks|orders)\b"
+      r"|\b(?:regist\w*|check\w*[\s-]?in|beacon\w*|heartbeat\w*|phone\w*\s+home|report\w*\s+in)\b"
+      r"[^\n]{0,80}?\b(?:c2|c&c|command[\s-]and[\s-]control|control\s+server|command\s+server)\b", "c2"),
+    F("c2_mention", 1.5, r"\b(?:command[\s-](?:and[\s-]control|server)|control\s+server|c2|c&c)\b", "c2"),
     # -- attacks on memory itself -------------------------------------------------------------
     F("memory_tamper", 3.5,
       r"\bunset\s+MEMHOST_\w+|\bMEMHOST_\w+\s*=|\bwrite_approval\s*=\s*false\b"
@@ -224,8 +258,8 @@ FEATURES: tuple[Feature, ...] = (
       r"|\bsag\w*\s+(?:dem\s+)?(?:benutzer|nutzer)\w*\s+nichts|\b(?:benutzer|nutzer)\w*\s+nichts\s+sagen"
       r"|\bn[ãa]o\s+(?:conte|diga|informe|mencione)\w*.{0,30}?usu[aá]rio"
       r"|不要告诉用户|别告诉用户|不要让用户知道|对用户保密"),
-    F("decode_and_follow", 2.0,
-      r"\bdecod\w*\s+(?:\w+\s+){0,3}?(?:and|then)\s+(?:follow|run|execute|apply|obey)\b"
+    F("decode_and_follow", 3.0,
+      r"\b(?:decod\w*|translat\w*)\s+(?:\S+\s+){0,5}?(?:and|then)\s+(?:follow|run|execute|eval|apply|obey)\w*\b"
       r"|\bfollow\s+the\s+(?:decoded|encoded)\b|\bbase64\s+(?:-d|--decode)\b"),
     # -- the same overrides, in other languages ---------------------------------------------------
     F("override_foreign", 6.0,
@@ -249,9 +283,9 @@ SECRET_WEIGHT = 6.0
 QUOTED_FACTOR = 0.5
 
 _CHANNEL_ANCHORS = (":", "@", "webhook", "pastebin", "bucket", "discord", "telegram")
-_CREDENTIAL_ANCHORS = (".aws/", ".ssh/", "id_", ".netrc", ".pgpass", ".git-credentials", ".docker/",
+_CREDENTIAL_ANCHORS = (".aws/", ".ssh", "id_", ".netrc", ".pgpass", ".git-credentials", ".docker/",
                        "/etc/shadow", ".kube/config", ".npmrc", ".pypirc", "credentials.json",
-                       ".gnupg", "keychain", ".config/gcloud", ".env")
+                       ".gnupg", "keychain", ".config/gcloud", ".env", "authorized_keys")
 #: For each feature, literals one of which every match contains (in the lower-cased text). A
 #: feature whose literals are all absent is not run: same evidence, a fraction of the cost. A
 #: feature without an entry always runs. tests/test_scorer.py checks that these never change
@@ -260,14 +294,25 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "override_instructions": ("ignor", "disregard", "forg", "overrid", "overrode", "aside", "skip",
                               "bypass", "abandon", "discard", "drop", "throw", "neglect"),
     "instructions_void": ("void", "obsolete", "revoked", "cancel", "invalid", "supersed", "overrid",
-                          "replaced", "no longer"),
-    "no_longer_obey": ("no longer",),
-    "no_restrictions": ("no", "without", "zero", "free of", "unrestricted", "unfiltered",
-                        "developer mode", "jailbr", "dan", "do anything", "sin", "sans", "ohne",
+                          "replaced", "longer"),
+    "no_longer_obey": ("longer",),
+    "no_restrictions": ("no", "without", "zero", "free", "unrestricted", "unfiltered",
+                        "developer", "jailbr", "dan", "anything", "sin", "sans", "ohne",
                         "sem", "限制"),
-    "skip_checks": ("skip", "disabl", "turn", "bypass", "circumvent", "evad", "without"),
+    "defeat_safety": ("skip", "disabl", "turn", "remov", "bypass", "circumvent", "evad", "ignor"),
+    "skip_confirmation": ("without",),
+    "prompt_replacement": ("prompt",),
+    "prompt_leak": ("prompt", "instructions"),
+    "hidden_markup": ("<!--", "display", "visibility"),
+    "backdoor_key": ("authorized_keys",),
+    "secret_in_request": ("$",),
+    "hardcoded_secret": ("key", "token", "secret", "password", "passwd"),
+    "agent_config_edit": ("agents.md", "claude.md", ".cursorrules", ".clinerules",
+                          "copilot-instructions.md"),
+    "refuse_to_follow": ("follow", "obey", "respect", "comply", "adher"),
+    "fake_system_message": ("system", "security", "admin"),
     "identity_reassign": ("you", "act", "behav", "role", "pos", "pretend", "your", "persona",
-                          "yourself", "eres", "tu es", "vous", "du bist", "você", "voce", "agora",
+                          "yourself", "eres", "tu", "vous", "bist", "você", "voce", "agora",
                           "你"),
     "agent_directive": ("assistant", "agent", "ai", "model", "bot", "llm", "you", "user"),
     "role_line": (":",),
@@ -277,7 +322,7 @@ ANCHORS: dict[str, tuple[str, ...]] = {
                         "granted", "authori", "approved", "系统"),
     "template_token": ("<", "[inst", "[/inst"),
     "tool_json": ("role", "tool_calls", "function_call"),
-    "frame_marker": (" of", "═", "memory (", "user profile ("),
+    "frame_marker": ("of", "═", "memory", "profile"),
     "exfil_channel": _CHANNEL_ANCHORS,
     "exfil_data": ("send", "sent", "upload", "post", "transmit", "forward", "exfiltrat", "leak",
                    "mail", "mirror", "sync", "ship", "push", "beacon", "report", "submit",
@@ -292,18 +337,18 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "env_dump": ("env", "set", "export", "environ", "environment"),
     "pipe_to_network": ("|", "--data-binary", "@-", "--upload-file", "-t", "/dev/tcp/"),
     "download_execute": ("|", "<(", "$(", "base64"),
-    "c2_beacon": _CHANNEL_ANCHORS + ("wait",),
-    "c2_mention": ("command", "c2", "c&c"),
+    "c2_beacon": _CHANNEL_ANCHORS + ("wait", "c2", "c&c", "command", "control"),
+    "c2_mention": ("command", "control", "c2", "c&c"),
     "memory_tamper": ("memhost", "write_approval", "pending", "approval", "audit", "memories/",
-                      "memory.md", "user.md", "memory tool"),
+                      "memory.md", "user.md", "tool"),
     "anti_forensic": ("history", "histfile", "shred", "/var/log", "wipe"),
-    "self_replicate": ("add", "sav", "restor", "creat", "keep", "this", "the same", "copy",
+    "self_replicate": ("add", "sav", "restor", "creat", "keep", "this", "same", "copy",
                        "duplicat", "replicat", "if"),
     "phishing": ("code", "otp", "2fa", "mfa", "password", "passphrase", "pin", "recovery", "seed",
                  "cvv", "card"),
     "concealment": ("not", "don't", "dont", "never", "without", "quietly", "silently", "secretly",
                     "covertly", "empty", "no", "ne", "sag", "nichts", "não", "nao", "用户"),
-    "decode_and_follow": ("decod", "encoded", "base64"),
+    "decode_and_follow": ("decod", "translat", "encoded", "base64"),
     "override_foreign": ("ignor", "olvid", "omit", "desobedec", "oubli", "vergiss", "vergessen",
                          "missacht", "esque", "desconsider", "忽略", "无视", "忽视", "不要理会",
                          "忘记", "忘掉"),
