@@ -4,7 +4,8 @@ Every entry shown at session start is scored, and so is every pair of adjacent e
 process the scores are kept by text (:mod:`memhost.builtin_providers.snapshot`); this module
 keeps them for the next process, in ``<name>.scan.json`` beside each memory file: for the scorer
 that wrote it (:func:`memhost.security.scorer.version`, which changes with any feature, weight
-or table), the score of each entry and pair by the SHA-256 of its text. Scores, not verdicts:
+or table), the score of each entry and pair by the SHA-256 of its text, and, for the file's text
+as a whole, the same scores in order (so an unchanged file costs one digest). Scores, not verdicts:
 the thresholds (``[injection]`` in config) apply when the snapshot is rendered, so changing them
 needs no rescoring. A session start that finds every entry and pair there scores nothing.
 
@@ -45,8 +46,9 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _read(path: Path) -> dict[str, float] | None:
-    """The saved scores by digest, for this scorer, or ``None``."""
+def _read(path: Path) -> tuple[str, list[float], dict[str, float]] | None:
+    """For this scorer: the digest of the file the scores were saved for, the scores of its
+    entries and pairs in order, and every score by the digest of its text; or ``None``."""
     try:
         data = json.loads(path.read_bytes().decode("utf-8"))
     except (OSError, ValueError):
@@ -54,11 +56,15 @@ def _read(path: Path) -> dict[str, float] | None:
     if not isinstance(data, dict) or data.get("version") != VERSION \
             or data.get("scorer") != scorer.version():
         return None
-    scores = data.get("scores")
-    if not isinstance(scores, dict):
+    scores, ordered = data.get("scores"), data.get("ordered")
+    if not isinstance(scores, dict) or not isinstance(ordered, list):
         return None
-    return {d: float(v) for d, v in scores.items()
-            if isinstance(d, str) and isinstance(v, int | float) and not isinstance(v, bool)}
+    number = (int, float)
+    if not all(isinstance(v, number) and not isinstance(v, bool) for v in ordered):
+        ordered = []
+    return (str(data.get("file", "")), [float(v) for v in ordered],
+            {d: float(v) for d, v in scores.items()
+             if isinstance(d, str) and isinstance(v, number) and not isinstance(v, bool)})
 
 
 #: Per memory file: the text whose scores this process last looked up, and the generation of
@@ -86,9 +92,15 @@ def recall(store_path: Path, raw: str, entries: list[str]) -> bool:
     saved = _read(cache_path(store_path))
     if saved is None:
         return True
+    file, ordered, scores = saved
+    keys = _keys(entries)
+    if file == _digest(raw) and len(ordered) == len(keys):
+        # The file is as it was when saved: one digest instead of one per entry and pair.
+        snapshot.remember(dict(zip(keys, ordered)))
+        return False
     found = {}
     for key in todo:
-        value = saved.get(_digest(key))
+        value = scores.get(_digest(key))
         if value is not None:
             found[key] = value
     snapshot.remember(found)
@@ -97,12 +109,17 @@ def recall(store_path: Path, raw: str, entries: list[str]) -> bool:
 
 def save(store_path: Path, raw: str, entries: list[str]) -> None:
     """Save the scores of ``entries`` and their pairs (every one of which this process holds)."""
-    scores = {}
+    scores, ordered = {}, []
     for key in _keys(entries):
         value = snapshot.known(key)
-        if value is not None and value != snapshot.TOO_LARGE:
-            scores[_digest(key)] = value
-    payload = {"version": VERSION, "scorer": scorer.version(), "scores": scores}
+        if value is None or value == snapshot.TOO_LARGE:
+            ordered = None  # the file as a whole cannot be vouched for
+            continue
+        scores[_digest(key)] = value
+        if ordered is not None:
+            ordered.append(value)
+    payload = {"version": VERSION, "scorer": scorer.version(), "scores": scores,
+               "file": _digest(raw) if ordered is not None else "", "ordered": ordered or []}
     try:
         atomic_write_bytes(cache_path(store_path),
                            json.dumps(payload, separators=(",", ":")).encode("utf-8"),

@@ -37,9 +37,7 @@ def fold(text: str) -> str:
 
 @cache
 def version() -> str:
-    try:
-        from importlib.metadata import version as dist_version
+    """The data's version (the package's own; reading distribution metadata costs far more)."""
+    import confusable_homoglyphs
 
-        return "confusable-homoglyphs " + dist_version("confusable-homoglyphs")
-    except Exception:  # the package is a dependency; a broken install is reported by import
-        return "confusable-homoglyphs ?"
+    return f"confusable-homoglyphs {confusable_homoglyphs.__version__}"

@@ -22,24 +22,35 @@ which is the common case and costs one pass of one pattern.
 from __future__ import annotations
 
 import re
+from functools import cache
 from urllib.parse import urlsplit
 
 from memhost.security.text import strip_invisible
 
-_TAG = re.compile(
-    r"<\s*/?\s*memory-context\s*>|<\|[\w-]{1,30}\|>|</?(?:system|assistant|user|tool|tool_call"
-    r"|function_call|instructions?|developer)\s*>|\[/?INST\]|<<\s*/?\s*SYS\s*>>", re.IGNORECASE)
-_LINE = re.compile(
+_TAG = (r"<\s*/?\s*memory-context\s*>|<\|[\w-]{1,30}\|>|</?(?:system|assistant|user|tool|tool_call"
+        r"|function_call|instructions?|developer)\s*>|\[/?INST\]|<<\s*/?\s*SYS\s*>>")
+_LINE = (
     r"^(?P<lead>[^\S\n]*)(?P<body>(?:#+\s*)?\[?(?:system|assistant|developer|user|human|tool|function"
-    r"|admin(?:istrator)?)(?:[^\S\n]+(?:note|notice|message|update|prompt))?\]?[^\S\n]*:|[{\[]\s*\{?\s*[\"'](?:role|tool_calls|function_call|name"
-    r"|type)[\"']\s*:|═{3,}|(?:MEMORY \(your personal notes\)|USER PROFILE \(who the user is\))"
+    r"|admin(?:istrator)?)(?:[^\S\n]+(?:note|notice|message|update|prompt))?\]?[^\S\n]*:"
+    r"|[{\[]\s*\{?\s*[\"'](?:role|tool_calls|function_call|name|type)[\"']\s*:|═{3,}"
+    r"|(?:MEMORY \(your personal notes\)|USER PROFILE \(who the user is\))"
     r"|(?:=+|-{3,}|\*{3,}|#+)?\s*(?:end|start|begin(?:ning)?)\s+of\s+(?:the\s+)?(?:memory|snapshot"
-    r"|system\s+prompt|context|user\s+profile|instructions))", re.IGNORECASE | re.MULTILINE)
-_IMAGE = re.compile(r"!\[(?P<alt>[^\]\n]{0,200})\]\(\s*(?P<url>[^)\n]{0,500})\)")
-_LINK = re.compile(r"(?<!!)\[(?P<text>[^\]\n]{0,200})\]\(\s*(?P<url>[^)\n]{0,500})\)")
-#: One pass to tell whether anything at all needs doing.
-_ANY = re.compile("|".join(f"(?:{re.sub(r'[?]P<[a-z]+>', '', rx.pattern)})"
-                           for rx in (_TAG, _LINE, _IMAGE, _LINK)), re.IGNORECASE | re.MULTILINE)
+    r"|system\s+prompt|context|user\s+profile|instructions))")
+_IMAGE = r"!\[(?P<alt>[^\]\n]{0,200})\]\(\s*(?P<url>[^)\n]{0,500})\)"
+_LINK = r"(?<!!)\[(?P<text>[^\]\n]{0,200})\]\(\s*(?P<url>[^)\n]{0,500})\)"
+_FLAGS = re.IGNORECASE | re.MULTILINE
+#: Characters or words every shape above holds: a text with none of them needs no pattern.
+_MARKS = ("<", "[", "{", ":", "═")
+_WORDS = (" of ",)
+
+
+@cache
+def _patterns() -> tuple[re.Pattern[str], ...]:
+    """Compiled on first use, so importing memhost costs nothing here."""
+    tag, line, image, link = (re.compile(p, _FLAGS) for p in (_TAG, _LINE, _IMAGE, _LINK))
+    anything = re.compile("|".join(f"(?:{re.sub(r'[?]P<[a-z]+>', '', p)})"
+                                   for p in (_TAG, _LINE, _IMAGE, _LINK)), _FLAGS)
+    return tag, line, image, link, anything
 
 
 def carries_data(url: str) -> bool:
@@ -78,12 +89,16 @@ def _escape_tag(match: re.Match[str]) -> str:
 def for_prompt(text: str) -> str:
     """``text`` as it may appear in a prompt (see the module docs)."""
     shown = text if text.isascii() else strip_invisible(text)
-    if not _ANY.search(shown):
+    if not any(mark in shown for mark in _MARKS) and not any(
+            word in shown.lower() for word in _WORDS):
         return text if shown == text else shown
-    shown = _IMAGE.sub(_image, shown)
-    shown = _LINK.sub(_link, shown)
-    shown = _TAG.sub(_escape_tag, shown)
-    return _LINE.sub(lambda m: f"{m.group('lead')}> {m.group('body')}", shown)
+    tag, line, image, link, anything = _patterns()
+    if not anything.search(shown):
+        return text if shown == text else shown
+    shown = image.sub(_image, shown)
+    shown = link.sub(_link, shown)
+    shown = tag.sub(_escape_tag, shown)
+    return line.sub(lambda m: f"{m.group('lead')}> {m.group('body')}", shown)
 
 
 def neutralised(text: str) -> bool:

@@ -127,9 +127,14 @@ def _views(text: str) -> list[tuple[str, str]]:
     return views
 
 
+#: A leet mark with a letter on each side ("s3nd", "h4x0r"), or one leading two letters ("4ll");
+#: "m000", "ipv4" and "sha256" have none, and are left as they are.
+_LEET_INSIDE = re.compile(r"[^\W\d_][0134579@$!|€]+[^\W\d_]|^[0134579@$][^\W\d_]{2,}")
+
+
 def _unleet(token: str, table: dict[int, str]) -> str:
-    """A word with digits or symbols among its letters, read as letters (not plain numbers)."""
-    if token.isdigit() or not any(c.isalpha() for c in token) or not _LEET_MARKS.search(token):
+    """A word written with digits or symbols among its letters, read as letters."""
+    if not _LEET_INSIDE.search(token):
         return token
     return token.translate(table)
 
@@ -293,7 +298,8 @@ def assess_together(first: str, second: str, alone: float) -> Assessment | None:
     when its score is higher, i.e. some feature matched across the boundary (an instruction
     split over two entries).
     """
-    pair = assess(first + "\n" + second)
+    # A space, not a line break: the two read as one sentence, as the attacker meant them to.
+    pair = assess(first + " " + second)
     return pair if pair.score > alone else None
 
 
