@@ -98,7 +98,8 @@ def for_prompt(text: str) -> str:
     shown = image.sub(_image, shown)
     shown = link.sub(_link, shown)
     shown = tag.sub(_escape_tag, shown)
-    return line.sub(lambda m: f"{m.group('lead')}> {m.group('body')}", shown)
+    shown = line.sub(lambda m: f"{m.group('lead')}> {m.group('body')}", shown)
+    return text if shown == text else shown
 
 
 def neutralised(text: str) -> bool:
