@@ -178,6 +178,12 @@ FEATURES: tuple[Feature, ...] = (
       r"\b(?:the\s+)?(?:assistant|agent|ai|model|bot|llm)\s+(?:must|should|shall|has\s+to|needs?\s+to|is\s+to|will)\b"
       r"|\byou\s+(?:must|shall|have\s+to|need\s+to|are\s+to|are\s+required\s+to)\b"
       r"|\bwhen(?:ever)?\s+the\s+user\s+(?:asks|mentions|says|logs|types|requests)\b.{0,60}?\b(?:run|send|ask|print|include|say|tell|execute)\b"),
+    F("response_directive", 2.5,
+      r"\b(?:in|into|to|at\s+the\s+(?:end|start|beginning|top|bottom)\s+of)\s+your\s+(?:responses?"
+      r"|repl(?:y|ies)|answers?|outputs?|messages?)\b|\byour\s+(?:responses?|repl(?:y|ies)|answers?)\s+"
+      r"(?:must|should|shall|will)\b|\b(?:respond|reply|answer)\s+(?:only\s+)?(?:with|by\s+\w+ing)\b"),
+    F("active_content", 3.0,
+      r"<\s*script\b|\bjavascript\s*:|\bon(?:error|load|click|mouseover)\s*=|<\s*iframe\b"),
     # -- authority and prompt shapes -------------------------------------------------------------
     F("role_line", 3.5,
       r"^[^\S\n]*(?:#+\s*)?\[?(?:system|assistant|developer|tool|function|admin(?:istrator)?)\]?[^\S\n]*:"),
@@ -315,6 +321,9 @@ ANCHORS: dict[str, tuple[str, ...]] = {
                           "yourself", "eres", "tu", "vous", "bist", "você", "voce", "agora",
                           "你"),
     "agent_directive": ("assistant", "agent", "ai", "model", "bot", "llm", "you", "user"),
+    "response_directive": ("your", "respond", "reply", "answer"),
+    "active_content": ("script", "javascript", "onerror", "onload", "onclick", "onmouseover",
+                       "iframe"),
     "role_line": (":",),
     "authority_claim": ("system", "admin", "developer", "security", "operator", "vendor",
                         "anthropic", "openai", "precedence", "priority", "supersed",
