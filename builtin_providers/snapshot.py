@@ -97,8 +97,11 @@ def unscored(keys: Iterable[str]) -> list[str]:
 
 def remember(scores: dict[str, float]) -> None:
     """Record scores computed elsewhere (a write that scored its entry, a saved verdict file)."""
-    for text, value in scores.items():
-        _keep(text, value)
+    global _generation
+    if len(_SCORES) + len(scores) > _SCORES_KEPT:
+        _SCORES.clear()
+        _generation += 1
+    _SCORES.update(scores)
 
 
 def known(text: str) -> float | None:
@@ -112,7 +115,10 @@ def withheld(entries: list[str], policy: Policy = DEFAULT_POLICY,
     ``reviewed`` holds the entries the store wrote itself (screened, or approved by a person).
     """
     reasons: dict[int, str] = {}
-    scores = [score(e) for e in entries]
+    known = _SCORES.get
+    scores = [known(e) for e in entries]
+    if None in scores:
+        scores = [score(e) for e in entries]
     for index, (entry, value) in enumerate(zip(entries, scores)):
         if value == TOO_LARGE:
             reasons[index] = "it is too large to scan"
@@ -125,7 +131,9 @@ def withheld(entries: list[str], policy: Policy = DEFAULT_POLICY,
             continue
         if max(scores[index], scores[index + 1]) >= policy.stage_at:
             continue  # a reviewed entry beside another: each was judged on its own
-        together = pair_score(entries[index], entries[index + 1])
+        together = known(pair_key(entries[index], entries[index + 1]))
+        if together is None:
+            together = pair_score(entries[index], entries[index + 1])
         if together >= policy.stage_at:
             why = f"read together with its neighbour it scores {together:g} ({_pair_reasons(entries, index)})"
             reasons[index] = reasons[index + 1] = why

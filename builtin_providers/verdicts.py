@@ -28,6 +28,7 @@ import hashlib
 import json
 import logging
 from pathlib import Path
+from typing import Any
 
 from memhost.builtin_providers import snapshot
 from memhost.files import atomic_write_bytes
@@ -46,9 +47,8 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _read(path: Path) -> tuple[str, list[float], dict[str, float]] | None:
-    """For this scorer: the digest of the file the scores were saved for, the scores of its
-    entries and pairs in order, and every score by the digest of its text; or ``None``."""
+def _read(path: Path) -> dict[str, Any] | None:
+    """The saved data, when it is for this scorer; ``None`` otherwise."""
     try:
         data = json.loads(path.read_bytes().decode("utf-8"))
     except (OSError, ValueError):
@@ -56,15 +56,11 @@ def _read(path: Path) -> tuple[str, list[float], dict[str, float]] | None:
     if not isinstance(data, dict) or data.get("version") != VERSION \
             or data.get("scorer") != scorer.version():
         return None
-    scores, ordered = data.get("scores"), data.get("ordered")
-    if not isinstance(scores, dict) or not isinstance(ordered, list):
-        return None
-    number = (int, float)
-    if not all(isinstance(v, number) and not isinstance(v, bool) for v in ordered):
-        ordered = []
-    return (str(data.get("file", "")), [float(v) for v in ordered],
-            {d: float(v) for d, v in scores.items()
-             if isinstance(d, str) and isinstance(v, number) and not isinstance(v, bool)})
+    return data
+
+
+def _numbers(values: Any) -> bool:
+    return all(isinstance(v, int | float) and not isinstance(v, bool) for v in values)
 
 
 #: Per memory file: the text whose scores this process last looked up, and the generation of
@@ -92,17 +88,21 @@ def recall(store_path: Path, raw: str, entries: list[str]) -> bool:
     saved = _read(cache_path(store_path))
     if saved is None:
         return True
-    file, ordered, scores = saved
     keys = _keys(entries)
-    if file == _digest(raw) and len(ordered) == len(keys):
+    ordered = saved.get("ordered")
+    if saved.get("file") == _digest(raw) and isinstance(ordered, list) \
+            and len(ordered) == len(keys) and _numbers(ordered):
         # The file is as it was when saved: one digest instead of one per entry and pair.
         snapshot.remember(dict(zip(keys, ordered)))
         return False
+    scores = saved.get("scores")
+    if not isinstance(scores, dict):
+        return True
     found = {}
     for key in todo:
         value = scores.get(_digest(key))
-        if value is not None:
-            found[key] = value
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            found[key] = float(value)
     snapshot.remember(found)
     return len(found) < len(todo)
 

@@ -37,7 +37,14 @@ def fold(text: str) -> str:
 
 @cache
 def version() -> str:
-    """The data's version (the package's own; reading distribution metadata costs far more)."""
-    import confusable_homoglyphs
+    """Names the data: its size and modification time (finding the file imports nothing; the
+    package's version would cost an import on every session start)."""
+    import importlib.util
+    import os
 
-    return f"confusable-homoglyphs {confusable_homoglyphs.__version__}"
+    spec = importlib.util.find_spec("confusable_homoglyphs")
+    folders = list(spec.submodule_search_locations or ()) if spec is not None else []
+    if not folders:
+        return "confusable-homoglyphs missing"
+    info = os.stat(os.path.join(folders[0], "confusables.json"))
+    return f"confusable-homoglyphs {info.st_size} {info.st_mtime_ns}"

@@ -16,7 +16,7 @@ changes:
   (a query, a fragment, a placeholder) loses its URL.
 
 :func:`for_prompt` returns its argument unchanged (the same object) when none of this applies,
-which is the common case and costs one pass of one pattern.
+which is the common case and costs a few substring checks.
 """
 
 from __future__ import annotations
@@ -39,18 +39,16 @@ _LINE = (
 _IMAGE = r"!\[(?P<alt>[^\]\n]{0,200})\]\(\s*(?P<url>[^)\n]{0,500})\)"
 _LINK = r"(?<!!)\[(?P<text>[^\]\n]{0,200})\]\(\s*(?P<url>[^)\n]{0,500})\)"
 _FLAGS = re.IGNORECASE | re.MULTILINE
-#: Characters or words every shape above holds: a text with none of them needs no pattern.
-_MARKS = ("<", "[", "{", ":", "═")
-_WORDS = (" of ",)
+#: A character or phrase every shape above holds: a text without one needs none of the patterns
+#: (most notes), and a few substring checks are all it costs.
+_MARKS = re.compile("[<\\[{:═]")
+_PHRASE = re.compile(r"(?:end|start|begin(?:ning)?)\s+of\b")
 
 
 @cache
 def _patterns() -> tuple[re.Pattern[str], ...]:
     """Compiled on first use, so importing memhost costs nothing here."""
-    tag, line, image, link = (re.compile(p, _FLAGS) for p in (_TAG, _LINE, _IMAGE, _LINK))
-    anything = re.compile("|".join(f"(?:{re.sub(r'[?]P<[a-z]+>', '', p)})"
-                                   for p in (_TAG, _LINE, _IMAGE, _LINK)), _FLAGS)
-    return tag, line, image, link, anything
+    return tuple(re.compile(p, _FLAGS) for p in (_TAG, _LINE, _IMAGE, _LINK))
 
 
 def carries_data(url: str) -> bool:
@@ -89,12 +87,11 @@ def _escape_tag(match: re.Match[str]) -> str:
 def for_prompt(text: str) -> str:
     """``text`` as it may appear in a prompt (see the module docs)."""
     shown = text if text.isascii() else strip_invisible(text)
-    if not any(mark in shown for mark in _MARKS) and not any(
-            word in shown.lower() for word in _WORDS):
-        return text if shown == text else shown
-    tag, line, image, link, anything = _patterns()
-    if not anything.search(shown):
-        return text if shown == text else shown
+    if not _MARKS.search(shown):
+        lowered = shown.lower()
+        if "of" not in lowered or not _PHRASE.search(lowered):
+            return text if shown == text else shown
+    tag, line, image, link = _patterns()
     shown = image.sub(_image, shown)
     shown = link.sub(_link, shown)
     shown = tag.sub(_escape_tag, shown)

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 
 from memhost.security import confusables, features
+from memhost.security.redact import _LITERALS, SECRET_PATTERNS
 from memhost.security.text import strip_invisible
 
 ACCEPT, STAGE, REFUSE = "accept", "stage", "refuse"
@@ -162,6 +163,7 @@ def _decode(run: str, kind: str) -> str | None:
 
 @cache
 def _compiled() -> tuple[tuple[features.Feature, re.Pattern[str], frozenset[str] | None], ...]:
+    version()  # named once, when the scorer is first built, with the features compiled
     return tuple((f, f.compile(), frozenset(features.ANCHORS[f.id]) if f.id in features.ANCHORS
                   else None) for f in features.FEATURES)
 
@@ -275,8 +277,6 @@ _LOOSE_SECRET_SHAPES = frozenset({"assignment", "url_password", "bearer", "basic
 
 @cache
 def _secret_gates() -> tuple[tuple[str, re.Pattern[str], tuple[str, ...] | None], ...]:
-    from memhost.security.redact import _LITERALS, SECRET_PATTERNS
-
     return tuple((name, rx, _LITERALS.get(name)) for name, rx in SECRET_PATTERNS
                  if name not in _LOOSE_SECRET_SHAPES)
 
@@ -312,5 +312,5 @@ def version() -> str:
              repr(features.BIDI_WEIGHT), repr(features.QUOTED_FACTOR), repr(features.SECRET_WEIGHT)]
     parts += [f"{name}\t{rx.pattern}\t{literals}" for name, rx, literals in _secret_gates()]
     parts += [f"{fid}\t{','.join(lits)}" for fid, lits in sorted(features.ANCHORS.items())]
-    parts += [f"{f.id}\t{f.weight}\t{f.flags}\t{f.pattern}" for f in features.FEATURES]
+    parts += [f"{f.id}\t{f.weight}\t{int(f.flags)}\t{f.pattern}" for f in features.FEATURES]
     return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()[:24]
