@@ -30,9 +30,10 @@ NO_PROVIDER = ("", "builtin", "none")
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "config", help="show and change settings (config.toml, provider settings, secrets)",
-        description="Show and change memhost's settings ([memory], [review], [curator], [injection] in "
-                    "config.toml) and each provider's settings (providers.<name>.<field>). "
-                    "Secrets are prompted for, never taken on the command line, and never shown.")
+        description="Show and change memhost's settings ([memory], [review], [curator], "
+                    "[injection] in config.toml) and each provider's settings "
+                    "(providers.<name>.<field>). Secrets are prompted for, never taken on the "
+                    "command line, and never shown.")
     actions = parser.add_subparsers(dest="config_command", metavar="ACTION")
     parser.set_defaults(func=lambda args: _common.usage(parser))
 
