@@ -73,7 +73,7 @@ def spikee_payloads() -> list[dict[str, Any]] | None:
     english = lambda row: row.get("lang", "en") == "en"  # noqa: E731
     jailbreaks = [j for j in rows("jailbreaks.jsonl") if english(j)]
     instructions = [i for i in rows("instructions.jsonl") if english(i)]
-    return [{"class": f"spikee:{i.get('instruction_type', 'other')}",
+    return [{"class": i.get("instruction_type", "other"),
              "text": j["text"].replace("<INSTRUCTION>", i["instruction"])}
             for j in jailbreaks for i in instructions]
 
