@@ -149,7 +149,7 @@ def test_show_lists_every_key_with_its_source(home: Path, env: dict[str, str]) -
     assert data["tables"]["memory"]["nudge_interval"] == {"value": 4, "default": 10,
                                                           "source": "config.toml"}
     assert data["tables"]["curator"]["merge"]["source"] == "default"
-    assert set(data["tables"]) == {"memory", "review", "curator"}
+    assert set(data["tables"]) == {"memory", "review", "curator", "injection"}
 
 
 def test_show_hides_secret_looking_keys_of_a_table_without_schema(home: Path,

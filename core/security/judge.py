@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import logging
 import secrets
+from collections.abc import Callable
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -37,23 +38,29 @@ Answer with exactly one JSON object and nothing else:
 class ModelJudge:
     """Asks an OpenAI-compatible chat model (``memhost.review.llm.OpenAIChatModel``)."""
 
-    def __init__(self, model: Any) -> None:
+    def __init__(self, model: Any = None, *, build: Callable[[], Any] | None = None) -> None:
         self.model = model
+        self._build = build
 
     @classmethod
     def from_config(cls, config: Any, home: Any) -> ModelJudge | None:
-        """A judge for ``config`` (a :class:`memhost.config.Config`), or None when none is set."""
+        """A judge for ``config`` (a :class:`memhost.config.Config`), or None when none is set.
+        The model client is built on first use, so a host starts without it; a setting that
+        cannot work (a base_url that is not a URL) is logged then, and the entry stays staged."""
         settings = config.injection
         review = config.review
         if not settings.model_judge or not review.model.strip() or not review.base_url.strip():
             return None
-        from memhost.review.llm import OpenAIChatModel
 
-        model = OpenAIChatModel.from_settings(review, home, timeout=settings.judge_timeout,
-                                              max_retries=0, temperature=0.0)
-        return cls(model)
+        def build() -> Any:
+            from memhost.review.llm import OpenAIChatModel
 
-    def classify(self, text: str, assessment: Any = None) -> str | None:
+            return OpenAIChatModel.from_settings(review, home, timeout=settings.judge_timeout,
+                                                 max_retries=0, temperature=0.0)
+
+        return cls(build=build)
+
+    def classify(self, text: str) -> str | None:
         """``benign``, ``suspicious`` or ``malicious``; ``None`` when no valid answer came."""
         marker = f"ENTRY-{secrets.token_hex(8)}"
         messages = [
@@ -61,6 +68,8 @@ class ModelJudge:
             {"role": "user", "content": f"{marker}\n{text}\n{marker}"},
         ]
         try:
+            if self.model is None and self._build is not None:
+                self.model = self._build()
             reply = self.model.complete(messages)
         except Exception as exc:  # the judge is advisory: any failure leaves the scorer's call
             log.warning("the memory judge gave no answer (%s); the entry is staged", exc)
