@@ -478,8 +478,8 @@ class MemoryStore:
         # The next session start in this process need not score it again.
         snapshot.score(entry)
         if refusal is not None:
-            raise _OpError(refusal["error"], counts=False, blocked_pattern=refusal["blocked_pattern"],
-                           risk=refusal["risk"])
+            raise _OpError(refusal["error"], counts=False,
+                           blocked_pattern=refusal["blocked_pattern"], risk=refusal["risk"])
         return entry
 
     @staticmethod
