@@ -17,6 +17,7 @@ MODULES = (
     "bench_cold_start",
     "bench_recall",
     "bench_redaction",
+    "bench_injection",
 )
 
 

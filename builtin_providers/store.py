@@ -40,7 +40,7 @@ from memhost.builtin_providers.snapshot import (
 )
 from memhost.files import atomic_write_text, ensure_private_dir, locked
 from memhost.home import memories_dir
-from memhost.security import threats
+from memhost.security.screen import Screen
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +110,9 @@ class MemoryStore:
         self.clock = clock
         self.lock_timeout = lock_timeout
         self._listeners: list[Listener] = []
+        #: Scores entries for the write path and the snapshot (``[injection]``; the manager sets
+        #: it from config, with the model judge and the turn's taint).
+        self.screen = Screen()
 
     @classmethod
     def from_settings(cls, home: Path, settings: Any, **kwargs: Any) -> MemoryStore:
@@ -192,13 +195,26 @@ class MemoryStore:
             # Only what fits the budget goes into the prompt (see memhost.builtin_providers.budget).
             fitted = budget.fit(entries, self.limits[target])
             budget.warn(fitted, self.path(target))
-            shown = render_block(target, list(fitted.shown), fitted.limit, FILENAMES[target])
+            shown_entries = list(fitted.shown)
+            shown = render_block(target, shown_entries, fitted.limit, FILENAMES[target],
+                                 self.screen.policy, self.reviewed(target, shown_entries))
             blocks[target] = budget.with_note(shown, fitted, FILENAMES[target], TITLES[target])
             if fitted.over:
                 problems.append(budget.problem(fitted, FILENAMES[target]))
             if scans:
                 verdicts.save(self.path(target), raw, entries)
         return Snapshot(**blocks, problems=tuple(problems))
+
+    def reviewed(self, target: str, entries: list[str]) -> frozenset[str]:
+        """The entries in the staging zone that the store wrote (screened or approved); the
+        sidecar is read only when there is such an entry, which is rare."""
+        policy = self.screen.policy
+        grey = [e for e in entries if policy.stage_at <= snapshot.score(e) < policy.refuse_at]
+        if not grey:
+            return frozenset()
+        meta = entrymeta.load(self.path(target))
+        return frozenset(e for e in grey
+                         if entrymeta.written_by_store(entrymeta.for_entry(meta, e)))
 
     def drift(self, target: str, raw: str | None = None) -> str | None:
         """Why the file (or ``raw``) would refuse replace/remove/batch, or ``None`` when clean.
@@ -501,10 +517,12 @@ class MemoryStore:
             entry = canonical_entry(content)
         except ValueError as exc:
             raise _OpError(f"{label} is not a valid entry: {exc}.", counts=False) from None
-        finding = threats.first_finding(entry, "strict")
-        if finding is not None:
-            raise _OpError(finding.message, counts=False, blocked_pattern=finding.id)
-        snapshot.passed([entry])  # the next session start in this process need not scan it
+        refusal = self.screen.refusal(entry)
+        # The next session start in this process need not score it again.
+        snapshot.score(entry)
+        if refusal is not None:
+            raise _OpError(refusal["error"], counts=False,
+                           blocked_pattern=refusal["blocked_pattern"], risk=refusal["risk"])
         return entry
 
     @staticmethod
@@ -568,7 +586,8 @@ class MemoryStore:
         return f"{joined_length(entries):,}/{self.limits[target]:,}"
 
     def shown_entries(self, target: str, entries: list[str]) -> list[str]:
-        return display_entries(entries, FILENAMES[target])
+        return display_entries(entries, FILENAMES[target], self.screen.policy,
+                               self.reviewed(target, entries))
 
     def _unreadable(self, target: str, exc: Unreadable) -> Outcome:
         return _fail(

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import tomlkit
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from tomlkit.exceptions import TOMLKitError
 
 from memhost.errors import ConfigError
@@ -68,6 +68,29 @@ class ReviewSettings(BaseModel):
     max_chars: Annotated[int, Field(ge=1_000, le=1_000_000)] = 24_000
 
 
+class InjectionSettings(BaseModel):
+    """The ``[injection]`` table: how memory writes are screened (see docs/security.md)."""
+
+    model_config = _STRICT
+
+    #: Risk score from which a write waits for a person's approval (and a hand-planted entry is
+    #: withheld from the prompt).
+    stage_at: Annotated[float, Field(ge=0.5, le=100.0)] = 3.0
+    #: Risk score from which a write is refused outright (and any entry withheld).
+    refuse_at: Annotated[float, Field(ge=0.5, le=100.0)] = 6.0
+    #: Ask the ``[review]`` model about entries between the two thresholds, when one is set.
+    model_judge: bool = True
+    #: Seconds the judge may take; no answer in time leaves the entry staged.
+    judge_timeout: Seconds = 10.0
+
+    @model_validator(mode="after")
+    def _ordered(self) -> InjectionSettings:
+        if self.refuse_at < self.stage_at:
+            raise ValueError(f"refuse_at ({self.refuse_at:g}) must not be below stage_at "
+                             f"({self.stage_at:g})")
+        return self
+
+
 class CuratorSettings(BaseModel):
     """The ``[curator]`` table."""
 
@@ -85,6 +108,7 @@ class Config(BaseModel):
     memory: MemorySettings = MemorySettings()
     review: ReviewSettings = ReviewSettings()
     curator: CuratorSettings = CuratorSettings()
+    injection: InjectionSettings = InjectionSettings()
     providers: dict[str, dict[str, Any]] = {}
 
 

@@ -34,6 +34,7 @@ from memhost.health import health_problems
 from memhost.providers import FAILED, Provider, ProviderSet
 from memhost.review.approval import ApprovalGate, PendingStore
 from memhost.security.masking import scrub_value
+from memhost.security.screen import Screen
 from memhost.security.redact import redact, redact_many
 from memhost.toolschemas import RESERVED_TOOL_NAMES, SchemaProblem, normalise_tool_schema
 from memhost.turns import NudgeCounter, count_user_turns, flatten_content, is_trivial
@@ -73,6 +74,7 @@ class MemoryManager:
         self.config = config if config is not None else load_config(home)
         settings = self.config.memory
         self.store = MemoryStore.from_settings(home, settings)
+        self.store.screen = Screen.from_config(self.config, home)
         self.session_id = ""
         self.context = "primary"
         self.confirm_callback: ConfirmCallback | None = None
@@ -332,8 +334,12 @@ class MemoryManager:
 
     # -- turns -----------------------------------------------------------------------------------
 
-    def begin_turn(self, user_message: Any) -> Turn:
-        """Start a user turn: reset per-turn state, tick the review nudge, recall."""
+    def begin_turn(self, user_message: Any, *, untrusted: bool = False) -> Turn:
+        """Start a user turn: reset per-turn state, tick the review nudge, recall.
+
+        ``untrusted=True`` says the turn carries content nobody vouches for (a web page, a file,
+        an email, another agent's output): memory writes in it are staged for approval."""
+        self.store.screen.begin_turn(self.session_id, untrusted=untrusted)
         self._turns += 1
         self.builtin.tool.reset_turn()
         if self.reviewer is not None:
@@ -350,6 +356,10 @@ class MemoryManager:
             recall, raw = self._prefetch(self._external, query)
         context = build_context_block(raw, source=self._external.name) if raw and self._external else ""
         return Turn(self._turns, context, self._review_due, recall)
+
+    def mark_untrusted(self) -> None:
+        """The current turn has read untrusted content: its memory writes are staged."""
+        self.store.screen.mark_untrusted(self.session_id)
 
     def _prefetch(self, provider: Provider, query: str) -> tuple[str, str]:
         stats = self._prefetch_stats

@@ -110,9 +110,10 @@ def test_show_marks_a_multiline_entry_and_an_entry_withheld_from_the_prompt(home
     start = next(i for i, line in enumerate(lines) if line.endswith("First line"))
     assert lines[start + 1].strip() == "second line"
     assert lines[start + 1].index("second") == lines[start].index("First")
-    assert "withheld from the prompt (threat pattern: prompt_injection)" in result.stdout
+    assert "withheld from the prompt (risk 6: override_instructions" in result.stdout
     data = as_json(memhost(home, "memory", "show", "--json", "--target", "memory"))
-    assert data["stores"][0]["entries"][1]["blocked"] == ["prompt_injection"]
+    blocked = data["stores"][0]["entries"][1]["blocked"]
+    assert len(blocked) == 1 and "override_instructions" in blocked[0]
     assert data["stores"][0]["entries"][1]["text"].startswith("Ignore all")  # the user sees it
 
 

@@ -65,8 +65,12 @@ def config(home_path: Path, *, writes: bool = False) -> Config:
 def store(home_path: Path, *, writes: bool = False) -> MemoryStore:
     """The memory store configured for ``home_path`` (``writes``: see :func:`config`)."""
     from memhost.builtin_providers.store import MemoryStore
+    from memhost.security.screen import Screen
 
-    return MemoryStore.from_settings(home_path, config(home_path, writes=writes).memory)
+    settings = config(home_path, writes=writes)
+    store = MemoryStore.from_settings(home_path, settings.memory)
+    store.screen = Screen.from_config(settings, home_path, judge=False)
+    return store
 
 
 def print_json(data: Any) -> None:

@@ -58,6 +58,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "conversation is resumed (default: a new id)")
     parser.add_argument("--no-stream", action="store_true", help="print each answer whole "
                         "instead of streaming it")
+    parser.add_argument("--untrusted", action="store_true", help="what you type carries content "
+                        "nobody vouches for (a pasted web page, file, email or another agent's "
+                        "output): every memory write waits for your approval (/pending)")
     parser.set_defaults(func=cmd_chat)
 
 
@@ -76,7 +79,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
                                           model=args.model, api_key_env=args.api_key_env)
     with step("memhost chat", loading_what(home)):
         manager = MemoryManager.from_home(home)
-    host = ChatHost(manager, model, session, stream=not args.no_stream)
+    host = ChatHost(manager, model, session, stream=not args.no_stream, untrusted=args.untrusted)
     try:
         return host.run()
     finally:
@@ -88,10 +91,11 @@ class ChatHost:
 
     def __init__(self, manager: MemoryManager, model: ChatModel, session_id: str, *,
                  stream: bool = True, stdin: IO[str] | None = None,
-                 stdout: IO[str] | None = None) -> None:
+                 stdout: IO[str] | None = None, untrusted: bool = False) -> None:
         from memhost.fencing import StreamScrubber
 
         self.manager = manager
+        self.untrusted = untrusted
         self.model = model
         self.session_id = session_id
         self.stream = stream and hasattr(model, "stream")
@@ -213,7 +217,7 @@ class ChatHost:
         from memhost.review.llm import ModelError
 
         manager = self.manager
-        turn = manager.begin_turn(text)
+        turn = manager.begin_turn(text, untrusted=self.untrusted)
         sent_user = text + ("\n\n" + turn.context if turn.context else "")
         new = [{"role": "user", "content": text}]
         sent = [{"role": "user", "content": sent_user}]

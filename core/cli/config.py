@@ -21,7 +21,7 @@ from typing import Any
 
 from memhost.cli import _common
 
-TABLES = ("memory", "review", "curator")
+TABLES = ("memory", "review", "curator", "injection")
 #: Provider table keys that look like secrets: a table without a schema shows them as hidden.
 SECRET_LOOKING = re.compile(r"(key|token|secret|passw|pwd|credential|auth|dsn|cookie)", re.I)
 NO_PROVIDER = ("", "builtin", "none")
@@ -30,9 +30,10 @@ NO_PROVIDER = ("", "builtin", "none")
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "config", help="show and change settings (config.toml, provider settings, secrets)",
-        description="Show and change memhost's settings ([memory], [review], [curator] in "
-                    "config.toml) and each provider's settings (providers.<name>.<field>). "
-                    "Secrets are prompted for, never taken on the command line, and never shown.")
+        description="Show and change memhost's settings ([memory], [review], [curator], "
+                    "[injection] in config.toml) and each provider's settings "
+                    "(providers.<name>.<field>). Secrets are prompted for, never taken on the "
+                    "command line, and never shown.")
     actions = parser.add_subparsers(dest="config_command", metavar="ACTION")
     parser.set_defaults(func=lambda args: _common.usage(parser))
 

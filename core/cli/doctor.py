@@ -199,9 +199,10 @@ def check_store(ctx: Context, target: str) -> dict[str, Any]:
     if blocked:
         one = len(blocked) == 1
         problems.append(f"{'entry' if one else 'entries'} {', '.join(map(str, blocked))} "
-                        f"matched the threat scanner and {'is' if one else 'are'} withheld from "
-                        f"the prompt; check {'it' if one else 'them'} with `memhost memory show` "
-                        "and remove what you did not write")
+                        f"{'is' if one else 'are'} withheld from the prompt (the risk scorer "
+                        f"flags {'it' if one else 'them'} as instructions); check "
+                        f"{'it' if one else 'them'} with `memhost memory show` and remove what "
+                        "you did not write")
     if info["exists"] and (mode := _loose_mode(path)):
         notes.append(f"{path.name} has mode {mode}; memhost keeps memory files private (0600)")
     backups = sorted(str(p) for p in path.parent.glob(f"{path.name}.bak.*")) \

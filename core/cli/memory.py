@@ -105,8 +105,9 @@ def describe_store(store: Any, settings: Any, target: str, *, stale_after_days: 
     from memhost.builtin_providers import entrymeta
     from memhost.builtin_providers.entries import joined_length, parse
     from memhost.builtin_providers.store import FILENAMES, Unreadable
+    from memhost.builtin_providers import snapshot
     from memhost.review.curator import DAY, assess
-    from memhost.security import threats
+    from memhost.security.text import reveal_invisible
 
     path = store.path(target)
     enabled, reason = enabled_reason(settings, target)
@@ -128,13 +129,14 @@ def describe_store(store: Any, settings: Any, target: str, *, stale_after_days: 
     info.update(used=used, usage=store.usage(target, entries), entry_count=len(entries),
                 drift=store.drift(target, raw))
     now = store.clock() if now is None else now
+    held = snapshot.withheld(entries, store.screen.policy, store.reviewed(target, entries))
     for index, text in enumerate(entries, 1):
         record = entrymeta.for_entry(meta, text)
-        too_large = len(text) > threats.MAX_SCAN_CHARS
-        blocked = ["too_large_to_scan"] if too_large else [f.id for f in threats.scan(text)]
+        blocked = [held[index - 1]] if index - 1 in held else []
         state = assess(target, text, record, now=now, window=stale_after_days * DAY)
         info["entries"].append({
-            "index": index, "text": text, "age": _common.age(record.get("created")),
+            "index": index, "text": text, "shown": reveal_invisible(text),
+            "risk": min(snapshot.score(text), 1e9), "age": _common.age(record.get("created")),
             "created": record.get("created"), "updated": record.get("updated"),
             "origin": record.get("origin"), "blocked": blocked,
             "confirmed": state.confirmed, "review_after": state.review_after,
@@ -194,13 +196,14 @@ def _print_store(info: dict[str, Any]) -> None:
     width = max(len(e["age"]) for e in info["entries"])
     for entry in info["entries"]:
         lead = f"  [{entry['index']}] {entry['age']:<{width}}  "
-        first, *rest = entry["text"].split("\n")
+        # Hidden characters written out (\u200b), so a person sees what a model would read.
+        first, *rest = entry["shown"].split("\n")
         print(lead + first)
         for line in rest:
             print(" " * len(lead) + line)
         if entry["blocked"]:
-            print(" " * len(lead) + f"! withheld from the prompt (threat pattern: "
-                  f"{', '.join(entry['blocked'])}); remove it if you did not write it")
+            print(" " * len(lead) + f"! withheld from the prompt ({'; '.join(entry['blocked'])}); "
+                  "remove it if you did not write it")
         marks = (["pinned"] if entry["pinned"] else []) + \
             ([f"stale: {entry['stale_reason']}"] if entry["stale"] else []) + \
             ([f"review after {entry['review_after']}"]
