@@ -16,6 +16,7 @@ MODULES = (
     "bench_concurrency",
     "bench_cold_start",
     "bench_recall",
+    "bench_locomo",
 )
 
 

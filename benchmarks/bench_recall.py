@@ -97,18 +97,18 @@ def _discovered(provider: str, home: Path) -> bool:
     return discovery.discover(home, strict=False).get(provider) is not None
 
 
-def measure_recall(ctx: Context, provider: str, turns: int, home: Path) -> list[Row]:
-    """Ingest ``turns`` synthetic turns into ``provider`` (in a fresh ``home``), then time
-    ``QUERIES`` recalls through the manager."""
+def open_manager(provider: str, home: Path, **settings: Any) -> tuple[Any, dict[str, Any]]:
+    """A manager for a fresh ``home`` with ``provider`` active (and ``settings`` over the
+    benchmark's own), and the provider settings used; :class:`Unavailable` when the provider
+    cannot run here."""
     import tomlkit
 
     from memhost.home import config_path
     from memhost.manager import MemoryManager
-    from memhost.providers import FAILED
 
     config_path(home).write_text(tomlkit.dumps({
         "memory": {"provider": provider, "prefetch_timeout": 30.0}}), encoding="utf-8")
-    settings = provider_config(provider, home)
+    settings = {**provider_config(provider, home), **settings}
     if settings:
         # Through the settings service, as a settings UI saves them: secrets (a DSN) go to the
         # home's .env, the rest to config.toml.
@@ -119,7 +119,17 @@ def measure_recall(ctx: Context, provider: str, turns: int, home: Path) -> list[
     status = manager.status()
     if status["external_provider"] != provider:
         manager.shutdown(10)
+        cleanup(provider, home, settings)
         raise Unavailable("; ".join(p["problem"] for p in status["problems"]) or "not active")
+    return manager, settings
+
+
+def measure_recall(ctx: Context, provider: str, turns: int, home: Path) -> list[Row]:
+    """Ingest ``turns`` synthetic turns into ``provider`` (in a fresh ``home``), then time
+    ``QUERIES`` recalls through the manager."""
+    from memhost.providers import FAILED
+
+    manager, settings = open_manager(provider, home)
     manager.start_session("bench-recall")
     external = manager._external  # the registered provider, as the background worker calls it
     rng = random.Random(turns)
