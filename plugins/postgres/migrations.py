@@ -4,12 +4,20 @@
 schema name), so two hosts starting at once never race: the second waits, then finds every
 version recorded in ``recall_migrations`` and does nothing. Each migration and the row recording
 it commit together. Never edit a released migration; add the next one. ``{s}`` is the schema,
-quoted by the caller.
+quoted by the caller. A step is an SQL statement or a function of the connection and the
+quoting function (for what SQL alone cannot do, such as computing search terms in Python).
 """
 
 from __future__ import annotations
 
-#: The text search configuration: English stemming and stop words.
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+Quote = Callable[[str], Any]
+Step = str | Callable[[Any, Quote], None]
+
+#: Version 1's text search configuration (its tsvector column is dropped by version 2).
 TS_CONFIG = "english"
 
 BOOTSTRAP = (
@@ -87,8 +95,110 @@ V1 = (
         FOR EACH ROW EXECUTE FUNCTION {s}.recall_count_terms()""",
 )
 
-#: (version, statements), oldest first.
-MIGRATIONS: tuple[tuple[int, tuple[str, ...]], ...] = (
+# Version 1 kept a turn (the user's message and the reply) as one item joined by this separator.
+_V1_PART_SEPARATOR = "\n\x1e\n"
+
+
+def _split_turns(conn: Any, q: Quote) -> None:
+    """Each version-1 turn becomes two items, the user's message and the reply, in place of the
+    pair (keys ``<key>/user`` and ``<key>/assistant``: a replayed write still stores nothing).
+    A forgotten turn becomes two forgotten markers."""
+    rows = conn.execute(q(
+        "SELECT id, user_id, key, body, session_id, created_at, status, status_at "
+        "FROM {s}.items WHERE kind = 'turn' AND role = '' ORDER BY id")).fetchall()
+    for item_id, owner, key, body, session_id, created_at, status, status_at in rows:
+        parts = body.split(_V1_PART_SEPARATOR, 1) if body else ["", ""]
+        if len(parts) == 1:
+            parts.append("")
+        conn.execute(q("DELETE FROM {s}.items WHERE id = %s"), (item_id,))
+        for role, text in zip(("user", "assistant"), parts, strict=True):
+            if status == "active" and not text.strip():
+                continue
+            conn.execute(q(
+                "INSERT INTO {s}.items (user_id, key, kind, role, body, session_id, created_at, "
+                "status, status_at) VALUES (%s, %s, 'turn', %s, %s, %s, %s, %s, %s)"),
+                (owner, f"{key}/{role}", role, text.strip(), session_id, created_at, status,
+                 status_at))
+
+
+def _index_terms(conn: Any, q: Quote) -> None:
+    """Every item's terms and length, and each user's statistics of their active items, from
+    scratch."""
+    from memhost.recall.terms import terms
+
+    df: dict[str, Counter[str]] = {}
+    rows = conn.execute(q("SELECT id, user_id, body, status FROM {s}.items")).fetchall()
+    for item_id, owner, body, status in rows:
+        made = terms(body)
+        conn.execute(q("UPDATE {s}.items SET terms = %s, length = %s WHERE id = %s"),
+                     (" ".join(made), len(made), item_id))
+        if status == "active":
+            counts = df.setdefault(owner, Counter())
+            counts.update(set(made))
+            counts[""] += 1
+            counts[" length"] += len(made)
+    conn.execute(q("DELETE FROM {s}.terms"))
+    for owner, counts in df.items():
+        conn.cursor().executemany(q("INSERT INTO {s}.terms (user_id, lexeme, df) "
+                                    "VALUES (%s, %s, %s)"),
+                                  [(owner, lexeme, n) for lexeme, n in sorted(counts.items())])
+
+
+V2: tuple[Step, ...] = (
+    # A turn is two items (role user / assistant); items carry the terms memhost made of their
+    # text (in order, space-separated, repeats kept) and their length in terms: the ranking
+    # reads term frequencies and lengths from them. The index is a GIN over the distinct terms
+    # of the active items (the English tsvector is gone: both bundled stores index the same
+    # terms, so they rank the same).
+    "DROP TRIGGER items_count_terms ON {s}.items",
+    "DROP INDEX {s}.items_tsv",
+    "ALTER TABLE {s}.items DROP COLUMN tsv",
+    "ALTER TABLE {s}.items ADD COLUMN role text NOT NULL DEFAULT ''",
+    "ALTER TABLE {s}.items ADD COLUMN terms text NOT NULL DEFAULT ''",
+    "ALTER TABLE {s}.items ADD COLUMN length integer NOT NULL DEFAULT 0",
+    _split_turns,
+    _index_terms,
+    """ALTER TABLE {s}.items ADD COLUMN lexemes text[] GENERATED ALWAYS AS (
+        CASE WHEN status = 'active' THEN string_to_array(terms, ' ') END) STORED""",
+    "CREATE INDEX items_lexemes ON {s}.items USING gin (lexemes)",
+    # Per user: how many active items hold each term, how many active items there are (under
+    # the empty lexeme) and their summed length (under ' length'; no term has a space).
+    """CREATE OR REPLACE FUNCTION {s}.recall_count_terms() RETURNS trigger LANGUAGE plpgsql AS $$
+    DECLARE
+        delta integer;
+        owner text;
+        vector text[];
+        size integer;
+    BEGIN
+        IF TG_OP = 'INSERT' THEN
+            delta := 1; owner := NEW.user_id; vector := NEW.lexemes; size := NEW.length;
+        ELSIF TG_OP = 'DELETE' THEN
+            delta := -1; owner := OLD.user_id; vector := OLD.lexemes; size := OLD.length;
+        ELSIF OLD.lexemes IS NULL AND NEW.lexemes IS NOT NULL THEN
+            delta := 1; owner := NEW.user_id; vector := NEW.lexemes; size := NEW.length;
+        ELSIF OLD.lexemes IS NOT NULL AND NEW.lexemes IS NULL THEN
+            delta := -1; owner := OLD.user_id; vector := OLD.lexemes; size := OLD.length;
+        ELSE
+            RETURN NULL;
+        END IF;
+        IF vector IS NULL THEN
+            RETURN NULL;
+        END IF;
+        INSERT INTO {s}.terms AS t (user_id, lexeme, df)
+            SELECT owner, lexeme, CASE WHEN lexeme = ' length' THEN delta * size ELSE delta END
+            FROM (SELECT DISTINCT lexeme FROM unnest(vector || ARRAY['', ' length']) AS lexeme
+                  WHERE lexeme IS NOT NULL) AS distinct_terms
+            ORDER BY lexeme
+        ON CONFLICT (user_id, lexeme) DO UPDATE SET df = t.df + EXCLUDED.df;
+        RETURN NULL;
+    END $$""",
+    """CREATE TRIGGER items_count_terms AFTER INSERT OR DELETE OR UPDATE OF status ON {s}.items
+        FOR EACH ROW EXECUTE FUNCTION {s}.recall_count_terms()""",
+)
+
+#: (version, steps), oldest first.
+MIGRATIONS: tuple[tuple[int, tuple[Step, ...]], ...] = (
     (1, V1),
+    (2, V2),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
