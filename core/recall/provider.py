@@ -95,19 +95,19 @@ class RecallProvider(ABC):
 
     def ranking(self, **overrides: float) -> Ranking:
         """The relevance settings (``min_coverage``, ``min_relative``, ``min_score``,
-        ``neighbour_weight``); :class:`Ranking`'s defaults for those a provider lacks."""
+        ``neighbour_weight``, ``session_share``); :class:`Ranking`'s defaults for those a
+        provider lacks."""
         made = Ranking()
         bounds = {"min_coverage": 1.0, "min_relative": 1.0, "min_score": 50.0,
-                  "neighbour_weight": 2.0}
+                  "neighbour_weight": 2.0, "session_share": 1.0}
         values = {key: self._float(key, 0.0, high) if key in self.defaults else getattr(made, key)
                   for key, high in bounds.items()}
         return Ranking(**{**values, **overrides})
 
     def _pack(self, hits: list[items.Hit], query: str, header: str = "") -> str | None:
-        share = self._float("session_share", 0.1, 1) if "session_share" in self.defaults \
-            else render.DEFAULT_SESSION_SHARE
         return render.pack(hits, max_chars=self._int("max_chars", 200, 20000),
-                           max_items=self._int("max_items", 1, 50), session_share=share,
+                           max_items=self._int("max_items", 1, 50),
+                           session_share=max(0.1, self.ranking().session_share),
                            terms={stem(w) for w in query_words(query)}, header=header)
 
     def maintenance(self, home: Path, config: dict[str, Any], action: str) -> dict[str, Any]:

@@ -59,6 +59,9 @@ class Ranking:
     min_relative: float = 0.1
     min_score: float = 0.0
     neighbour_weight: float = 0.5
+    #: No one session may hold more than this share of the results (or of the recall budget)
+    #: while others have something.
+    session_share: float = 0.5
     #: How much a date-aware match multiplies a score.
     date_boost: float = 1.5
     k1: float = 1.2

@@ -67,36 +67,55 @@ def pack(hits: Sequence[Hit], *, max_chars: int = DEFAULT_MAX_CHARS,
          max_items: int = DEFAULT_MAX_ITEMS, session_share: float = DEFAULT_SESSION_SHARE,
          terms: Collection[str] = (), header: str = "") -> str | None:
     """The recall text for ``hits`` (best first) within ``max_chars``; ``None`` when nothing
-    fits."""
-    item_width = max(MIN_LINE, max_chars // 3)
-    share = max(item_width, int(session_share * max_chars))
-    used = len(header) + 1 if header else 0
-    groups: dict[str, list[tuple[Hit, str]]] = {}
-    spent: dict[str, int] = {}
-    taken = 0
-    for hit in hits:
-        if taken >= max_items:
-            break
+    fits. Items a session's share kept out get a second chance once every session has had its
+    turn, so the budget is not left empty when one session is all there is."""
+    packing = _Packing(max_chars, max_items, session_share, terms, header)
+    held = [hit for hit in hits if not packing.place(hit, capped=True)]
+    for hit in held:
+        packing.place(hit, capped=False)
+    return packing.text()
+
+
+class _Packing:
+    def __init__(self, max_chars: int, max_items: int, session_share: float,
+                 terms: Collection[str], header: str) -> None:
+        self.max_chars, self.max_items, self.terms, self.header = (
+            max_chars, max_items, terms, header)
+        self.item_width = max(MIN_LINE, max_chars // 3)
+        self.share = max(self.item_width, int(session_share * max_chars))
+        self.used = len(header) + 1 if header else 0
+        self.groups: dict[str, list[tuple[Hit, str]]] = {}
+        self.spent: dict[str, int] = {}
+        self.taken = 0
+
+    def place(self, hit: Hit, *, capped: bool) -> bool:
+        """Add ``hit`` if it fits (within its session's share when ``capped``)."""
+        if self.taken >= self.max_items:
+            return True  # nothing more goes in: not worth a second pass
         group = hit.session_id or f"#{hit.id}"
-        opening = 0 if group in groups else len(_heading(hit)) + 1
-        room = max_chars - used - opening - 1
-        room = min(room, item_width, share - spent.get(group, 0))
+        opening = 0 if group in self.groups else len(_heading(hit)) + 1
+        room = min(self.max_chars - self.used - opening - 1, self.item_width)
+        if capped:
+            room = min(room, self.share - self.spent.get(group, 0))
         if room < MIN_LINE:
-            continue
-        line = _line(hit, terms, room)
+            return False
+        line = _line(hit, self.terms, room)
         if len(line) > room:
-            continue
-        groups.setdefault(group, []).append((hit, line))
-        spent[group] = spent.get(group, 0) + len(line) + 1
-        used += opening + len(line) + 1
-        taken += 1
-    if not groups:
-        return None
-    lines = [header] if header else []
-    for members in groups.values():
-        lines.append(_heading(members[0][0]))
-        lines.extend(line for _, line in sorted(members, key=lambda m: m[0].id))
-    return "\n".join(lines)
+            return False
+        self.groups.setdefault(group, []).append((hit, line))
+        self.spent[group] = self.spent.get(group, 0) + len(line) + 1
+        self.used += opening + len(line) + 1
+        self.taken += 1
+        return True
+
+    def text(self) -> str | None:
+        if not self.groups:
+            return None
+        lines = [self.header] if self.header else []
+        for members in self.groups.values():
+            lines.append(_heading(members[0][0]))
+            lines.extend(line for _, line in sorted(members, key=lambda m: m[0].id))
+        return "\n".join(lines)
 
 
 def _heading(hit: Hit) -> str:

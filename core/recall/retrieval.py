@@ -131,7 +131,28 @@ def search(backend: Backend, query: str, *, filters: Filters = Filters(), limit:
         _lift_neighbours(backend, made, rank(hits)[:wanted_count], by_id, filters)
     best = max(h.score for h in by_id.values())
     floor = max(options.min_score, options.min_relative * best)
-    return rank([h for h in by_id.values() if h.score >= floor and h.score > 0])[:limit]
+    return diversify(rank([h for h in by_id.values() if h.score >= floor and h.score > 0]),
+                     limit, options.session_share)
+
+
+def diversify(ranked: list[Hit], limit: int, share: float) -> list[Hit]:
+    """The best ``limit`` of ``ranked``, no session holding more than ``share`` of them while
+    other sessions have hits left; still best first."""
+    quota = max(1, int(limit * share))
+    chosen: list[Hit] = []
+    held: list[Hit] = []
+    per_session: dict[str, int] = {}
+    for hit in ranked:
+        key = hit.session_id or f"#{hit.id}"
+        if per_session.get(key, 0) < quota:
+            per_session[key] = per_session.get(key, 0) + 1
+            chosen.append(hit)
+        else:
+            held.append(hit)
+        if len(chosen) >= limit:
+            break
+    chosen += held[: max(0, limit - len(chosen))]
+    return rank(chosen)
 
 
 def _lift_neighbours(backend: Backend, made: ranking.QueryPlan, top: list[Hit],
@@ -155,4 +176,5 @@ def _lift_neighbours(backend: Backend, made: ranking.QueryPlan, top: list[Hit],
             known.score = max(known.score, own + weight * source[origin])
 
 
-__all__ = ["Backend", "Filters", "VERIFY_FACTOR", "WINDOW", "plan", "rank", "score", "search"]
+__all__ = ["Backend", "Filters", "VERIFY_FACTOR", "WINDOW", "diversify", "plan", "rank", "score",
+           "search"]

@@ -33,6 +33,7 @@ from memhost.errors import RetryableError
 from memhost.files import PRIVATE_FILE, ensure_private_dir
 from memhost.recall.terms import terms as terms_of
 
+from .backend import HIT, Backend, conditions, hit
 from .migrations import MIGRATIONS, SCHEMA_VERSION, TERMS_TOKENIZER, TOKENIZER
 
 log = logging.getLogger("memhost.plugins.sqlite")
@@ -63,10 +64,6 @@ def fts5_problem() -> str | None:
         return (f"this Python's SQLite {sqlite3.sqlite_version} has no usable FTS5 with the porter "
                 f"tokenizer ({exc}); use a Python built with a newer SQLite")
     return None
-
-
-def _quote(word: str) -> str:
-    return '"' + word.replace('"', '""') + '"'
 
 
 class RecallStore:
@@ -330,17 +327,17 @@ class RecallStore:
                limit: int = 10, options: recall.Ranking = recall.Ranking()) -> list[recall.Hit]:
         """Items relevant to ``query``, best first (see :func:`memhost.recall.search`)."""
         return self.read(lambda conn: recall.search(
-            _Backend(conn), query, filters=filters, limit=limit, options=options))
+            Backend(conn), query, filters=filters, limit=limit, options=options))
 
     def recent(self, *, kinds: Sequence[str] = recall.KINDS, since: float | None = None,
                until: float | None = None, limit: int = 10) -> list[recall.Hit]:
         """The newest active items (a search without words)."""
         def run(conn: sqlite3.Connection) -> list[recall.Hit]:
-            where, params = _where(recall.Filters(tuple(kinds), (), since, until))
+            where, params = conditions(recall.Filters(tuple(kinds), (), since, until))
             rows = conn.execute(
-                f"SELECT {_HIT} FROM items AS i WHERE i.status = 'active' {where} "
+                f"SELECT {HIT} FROM items AS i WHERE i.status = 'active' {where} "
                 "ORDER BY i.created_at DESC, i.id DESC LIMIT ?", [*params, limit]).fetchall()
-            return [_hit(row) for row in rows]
+            return [hit(row) for row in rows]
 
         return self.read(run)
 
@@ -401,7 +398,7 @@ class RecallStore:
     def vacuum(self) -> dict[str, Any]:
         """Merge the full-text index, checkpoint the log into the file, and rebuild the file."""
         before = sum(_size(Path(f"{self.path}{s}")) for s in ("", "-wal"))
-        self.write(lambda conn: conn.execute("INSERT INTO items_fts (items_fts) VALUES ('optimize')"))
+        self.write(lambda conn: conn.execute("INSERT INTO items_terms (items_terms) VALUES ('optimize')"))
         conn = self.connection()
         self._passing(lambda: self._retry_locked(lambda: conn.execute("VACUUM")))
         self._passing(lambda: conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone())
@@ -418,101 +415,6 @@ def _count_terms(conn: sqlite3.Connection, items: Sequence[Sequence[str]], delta
     if counts:
         conn.executemany("INSERT INTO terms (stem, df) VALUES (?, ?) ON CONFLICT (stem) "
                          "DO UPDATE SET df = df + excluded.df", sorted(counts.items()))
-
-
-#: The columns a :class:`memhost.recall.Hit` is made of, on ``items AS i``.
-_HIT = "i.id, i.kind, i.body, i.created_at, i.session_id, i.role, i.terms"
-
-
-def _hit(row: Sequence[Any]) -> recall.Hit:
-    return recall.Hit(row[0], row[1], row[2], row[3], row[4], role=row[5], terms=row[6])
-
-
-def _where(filters: recall.Filters, *, kinds: bool = True) -> tuple[str, list[Any]]:
-    """SQL conditions (each starting with ``AND``, on ``items AS i``) for ``filters``. The
-    unary ``+`` keeps them from choosing an index: they only ever narrow rows found by id or by
-    the full-text index (without it, SQLite may walk a whole index to test them)."""
-    clauses, params = [], []
-    if kinds and set(filters.kinds) != set(recall.KINDS):
-        clauses.append(f"AND +i.kind IN ({','.join('?' * len(filters.kinds))})")
-        params += list(filters.kinds)
-    if filters.exclude:
-        clauses.append(f"AND +i.id NOT IN ({','.join('?' * len(filters.exclude))})")
-        params += list(filters.exclude)
-    if filters.since is not None:
-        clauses.append("AND +i.created_at >= ?")
-        params.append(filters.since)
-    if filters.until is not None:
-        clauses.append("AND +i.created_at < ?")
-        params.append(filters.until)
-    return " ".join(clauses), params
-
-
-class _Backend:
-    """:class:`memhost.recall.Backend` over one connection of a :class:`RecallStore`."""
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
-
-    def statistics(self, terms: Sequence[str]) -> tuple[dict[str, int], int, int]:
-        conn = self.conn
-        marks = ",".join("?" * len(terms))
-        df = dict(conn.execute(f"SELECT stem, df FROM terms WHERE stem IN ({marks})",
-                               list(terms)).fetchall())
-        counts = dict(conn.execute("SELECT name, value FROM counts").fetchall())
-        return df, counts.get("live", 0), counts.get("length", 0)
-
-    def _window(self, terms: Sequence[str], *, every: bool, limit: int,
-                filters: recall.Filters) -> list[int]:
-        """The newest ``limit`` active items holding any (``every``: all) of ``terms``: a walk
-        of the index's doclists in rowid order that stops at ``limit``."""
-        match = (" AND " if every else " OR ").join(_quote(t) for t in terms)
-        if not filters.by_time:
-            sql = ("SELECT rowid FROM items_terms WHERE items_terms MATCH ? "
-                   "ORDER BY rowid DESC LIMIT ?")
-            return [r[0] for r in self.conn.execute(sql, (match, limit))]
-        where, params = _where(recall.Filters(since=filters.since, until=filters.until),
-                               kinds=False)
-        sql = ("SELECT i.id FROM items_terms JOIN items AS i ON i.id = items_terms.rowid "
-               f"WHERE items_terms MATCH ? {where} ORDER BY items_terms.rowid DESC LIMIT ?")
-        return [r[0] for r in self.conn.execute(sql, [match, *params, limit])]
-
-    def candidates(self, terms: Sequence[str], *, window: int, every_limit: int,
-                   filters: recall.Filters) -> dict[int, set[str]]:
-        found: dict[int, set[str]] = {}
-        for term in terms:
-            for item in self._window([term], every=False, limit=window, filters=filters):
-                found.setdefault(item, set()).add(term)
-        if len(terms) > 1 and every_limit > 0:
-            for item in self._window(terms, every=True, limit=every_limit, filters=filters):
-                found[item] = set(terms)
-        return found
-
-    def fetch(self, ids: Sequence[int], filters: recall.Filters) -> list[recall.Hit]:
-        if not ids:
-            return []
-        where, params = _where(filters)
-        rows = self.conn.execute(
-            f"SELECT {_HIT} FROM items AS i WHERE i.id IN ({','.join('?' * len(ids))}) "
-            f"AND +i.status = 'active' {where}", [*ids, *params]).fetchall()
-        return [_hit(row) for row in rows]
-
-    def neighbours(self, ids: Sequence[int],
-                   filters: recall.Filters) -> dict[int, list[recall.Hit]]:
-        # Two probes of the (session_id, kind) index per item: the active turns just before
-        # and after it in its session.
-        rows = self.conn.execute(
-            "SELECT s.id, (SELECT max(p.id) FROM items AS p WHERE p.session_id = s.session_id "
-            "AND p.kind = 'turn' AND p.id < s.id AND +p.status = 'active'), "
-            "(SELECT min(n.id) FROM items AS n WHERE n.session_id = s.session_id "
-            "AND n.kind = 'turn' AND n.id > s.id AND +n.status = 'active') "
-            f"FROM items AS s WHERE s.id IN ({','.join('?' * len(ids))})", list(ids)).fetchall()
-        near = {origin: [i for i in (before, after) if i is not None]
-                for origin, before, after in rows}
-        found = {h.id: h for h in self.fetch(sorted({i for n in near.values() for i in n}),
-                                             filters)}
-        return {origin: [found[i] for i in wanted if i in found]
-                for origin, wanted in near.items()}
 
 
 def _size(path: Path) -> int:
