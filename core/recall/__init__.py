@@ -10,6 +10,7 @@ database, and the hooks written once for all of them.
 - :mod:`~memhost.recall.retrieval`: :func:`search` over a database's :class:`Backend`.
 - :mod:`~memhost.recall.render`: a turn's recall packed into its character budget.
 - :mod:`~memhost.recall.tools`: the ``recall_search`` / ``recall_forget`` tools.
+- :mod:`~memhost.recall.exchange`: items to and from files (``memhost recall export|import``).
 - :mod:`~memhost.recall.provider`: :class:`RecallProvider`, the hooks. A third-party recall
   backend subclasses ``from memhost.recall import RecallProvider``.
 
@@ -19,6 +20,7 @@ explains the ranking and its settings.
 
 from __future__ import annotations
 
+from memhost.recall import exchange
 from memhost.recall.items import (
     ACTIVE,
     ASSISTANT,
@@ -66,7 +68,7 @@ from memhost.recall.tools import (
 from memhost.recall.provider import RecallProvider  # noqa: E402  (uses the names above)
 
 __all__ = [
-    "ACTIVE", "ASSISTANT", "Backend", "DEFAULT_MAX_CHARS", "DEFAULT_MAX_ITEMS", "FACT",
+    "ACTIVE", "ASSISTANT", "Backend", "exchange", "DEFAULT_MAX_CHARS", "DEFAULT_MAX_ITEMS", "FACT",
     "FORGET_TOOL", "FORGOTTEN", "Filters", "Hit", "KINDS", "PART_SEPARATOR", "PREFETCH_KINDS",
     "QueryPlan", "RETIRED", "Ranking", "RecallProvider", "SEARCH_TOOL", "SESSION", "STATES",
     "SUBTASK", "SUPERSEDED", "SearchArgs", "TURN", "ToolArgumentError", "USER", "answer",

@@ -110,6 +110,11 @@ class RecallProvider(ABC):
                            session_share=max(0.1, self.ranking().session_share),
                            terms={stem(w) for w in query_words(query)}, header=header)
 
+    def store_exists(self, home: Path, config: dict[str, Any]) -> bool:
+        """Whether there is a store to look at (``memhost recall list`` and friends do not
+        create one); a shared database server always has one."""
+        return True
+
     def maintenance(self, home: Path, config: dict[str, Any], action: str) -> dict[str, Any]:
         """``memhost recall stats|vacuum``."""
         store = self.open_store(home, config)

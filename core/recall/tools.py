@@ -51,7 +51,9 @@ class SearchArgs:
     until: float | None
 
 
-def _moment(value: Any, name: str, *, end: bool) -> float | None:
+def moment(value: Any, name: str, *, end: bool) -> float | None:
+    """A ``YYYY-MM-DD`` (its start, or with ``end`` its end) or ISO date-time as a Unix time;
+    ``None`` for nothing; :class:`ToolArgumentError` for anything else."""
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
     if not isinstance(value, str):
@@ -60,8 +62,7 @@ def _moment(value: Any, name: str, *, end: bool) -> float | None:
     try:
         if len(text) == 10:
             day = datetime.strptime(text, "%Y-%m-%d")  # noqa: DTZ007 - a local calendar day
-            moment = day + timedelta(days=1) if end else day
-            return moment.timestamp()
+            return (day + timedelta(days=1) if end else day).timestamp()
         parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         raise ToolArgumentError(f"{name} = {value!r} is not a date like 2024-05-01 or an ISO "
@@ -78,8 +79,8 @@ def search_args(arguments: dict[str, Any]) -> SearchArgs:
         limit = int(limit)
     if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
         raise ToolArgumentError(f"limit must be a whole number from 1 to {MAX_SEARCH_LIMIT}")
-    since = _moment(arguments.get("since"), "since", end=False)
-    until = _moment(arguments.get("until"), "until", end=True)
+    since = moment(arguments.get("since"), "since", end=False)
+    until = moment(arguments.get("until"), "until", end=True)
     if since is not None and until is not None and since >= until:
         raise ToolArgumentError("since must be before until")
     return SearchArgs(query, min(limit, MAX_SEARCH_LIMIT), since, until)
@@ -120,6 +121,6 @@ def float_setting(config: dict[str, Any], key: str, default: float, *, low: floa
     return max(low, min(high, float(value)))
 
 
-__all__ = ["FORGET_TOOL", "MAX_SEARCH_LIMIT", "SEARCH_TOOL", "SearchArgs", "ToolArgumentError",
+__all__ = ["FORGET_TOOL", "MAX_SEARCH_LIMIT", "SEARCH_TOOL", "SearchArgs", "ToolArgumentError", "moment",
            "answer", "error", "float_setting", "forget_id", "int_setting", "search_args",
            "tool_schemas"]

@@ -28,6 +28,7 @@ from memhost import recall
 from memhost.recall.terms import terms as terms_of
 
 from .backend import Backend, hit
+from .browse import Browse
 from .migrations import BOOTSTRAP, MIGRATIONS, SCHEMA_VERSION
 
 log = logging.getLogger("memhost.plugins.postgres")
@@ -49,7 +50,7 @@ def lock_key(schema: str) -> int:
     return int.from_bytes(digest[:8], "big", signed=True)
 
 
-class RecallStore:
+class RecallStore(Browse):
     """One user's view of the recall schema in one database."""
 
     def __init__(self, dsn: str, *, schema: str, user_id: str, pool_size: int = 4,

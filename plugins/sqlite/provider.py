@@ -54,6 +54,9 @@ class SqliteRecall(RecallProvider):
         store.migrate()
         return store
 
+    def store_exists(self, home: Path, config: dict[str, Any]) -> bool:
+        return database_path(home, self.settings(config)).exists()
+
     def maintenance(self, home: Path, config: dict[str, Any], action: str) -> dict[str, Any]:
         """``memhost recall stats|vacuum``: never creates a database that is not there."""
         path = database_path(home, self.settings(config))

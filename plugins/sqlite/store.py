@@ -34,6 +34,7 @@ from memhost.files import PRIVATE_FILE, ensure_private_dir
 from memhost.recall.terms import terms as terms_of
 
 from .backend import HIT, Backend, conditions, hit
+from .browse import Browse
 from .migrations import MIGRATIONS, SCHEMA_VERSION, TERMS_TOKENIZER, TOKENIZER
 
 log = logging.getLogger("memhost.plugins.sqlite")
@@ -66,7 +67,7 @@ def fts5_problem() -> str | None:
     return None
 
 
-class RecallStore:
+class RecallStore(Browse):
     """One recall database file, shared by every thread of the process (and other processes)."""
 
     def __init__(self, path: Path, *, busy_timeout_ms: int = 5000,
@@ -256,7 +257,7 @@ class RecallStore:
         """Store many items in one transaction (a turn's two items, an import); returns how
         many were new. An item without ``created_at`` gets the time of the call."""
         now = time.time()
-        rows = [{"created_at": now, **item} for item in items]
+        rows = [{**item, "created_at": item.get("created_at") or now} for item in items]
 
         def run(conn: sqlite3.Connection) -> int:
             counted: list[set[str]] = []
@@ -362,17 +363,6 @@ class RecallStore:
         """A turn's recall: leave out the sessions' newest turn, then search."""
         return self.search(query, filters=filters.excluding(self.newest_exchange(sessions)),
                            limit=limit, options=options)
-
-    def item(self, item_id: int) -> dict[str, Any] | None:
-        def run(conn: sqlite3.Connection) -> dict[str, Any] | None:
-            conn.row_factory = sqlite3.Row
-            try:
-                row = conn.execute("SELECT * FROM items WHERE id = ?", (item_id,)).fetchone()
-            finally:
-                conn.row_factory = None
-            return dict(row) if row else None
-
-        return self.read(run)
 
     # -- maintenance ------------------------------------------------------------------------------
 
