@@ -22,13 +22,15 @@ unmarked override is no hook at all.
 
 from __future__ import annotations
 
+import logging
 import threading
 from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any
 
 from memhost import hookimpl
-from memhost.recall import items, render, tools
+from memhost.recall import embedding, items, render, tools
+from memhost.recall.hybrid import Semantic
 from memhost.recall.ranking import Ranking
 from memhost.recall.retrieval import Filters
 from memhost.recall.terms import query_words, stem
@@ -37,6 +39,8 @@ from memhost.recall.terms import query_words, stem
 SESSION_MAX_CHARS = 50_000
 #: How many rotations back the current session's conversation is followed.
 MAX_LINEAGE = 32
+
+log = logging.getLogger("memhost.recall")
 
 
 class RecallProvider(ABC):
@@ -56,6 +60,8 @@ class RecallProvider(ABC):
         # the newest turn of any of them is still in the host's context.
         self._previous: dict[str, str] = {}
         self._lock = threading.Lock()
+        self._embedder: Any = None
+        self._embedder_for: tuple[Any, ...] | None = None
 
     # -- what a subclass supplies ---------------------------------------------------------------
 
@@ -146,8 +152,56 @@ class RecallProvider(ABC):
         with self._lock:
             store, self.store = self.store, None
             self.home = None
+            embedder, self._embedder, self._embedder_for = self._embedder, None, None
         if store is not None:
             store.close()
+        if embedder is not None:
+            embedder.close()
+
+    # -- semantic recall ------------------------------------------------------------------------
+
+    def embedder(self) -> Any:
+        """The configured embedder (made on first use, again when its settings change), or
+        ``None``: ``embedder = "none"``, or one that cannot be made (said once in the log)."""
+        wanted = tuple(self.config.get(k) for k in ("embedder", "embedder_model",
+                                                      "embedder_url", "embedder_key"))
+        with self._lock:
+            if self._embedder_for != wanted:
+                if self._embedder is not None:
+                    self._embedder.close()
+                self._embedder, self._embedder_for = None, wanted
+                try:
+                    self._embedder = embedding.from_settings(self.config)
+                except embedding.EmbedderError as exc:
+                    log.warning("semantic recall is off: %s", exc)
+            return self._embedder
+
+    def semantic(self, query: str) -> Semantic | None:
+        """The query's vector for a hybrid search, or ``None`` (recall stays lexical when the
+        embedder is off or fails)."""
+        made = self.embedder()
+        if made is None:
+            return None
+        try:
+            vector = made.embed([query])[0]
+        except embedding.EmbedderError as exc:
+            log.warning("semantic recall skipped for this turn: %s", exc)
+            return None
+        return Semantic(vector, made.name, self._float("semantic_weight", 0.0, 1.0)
+                        if "semantic_weight" in self.defaults else 0.5)
+
+    def embed_items(self, store: Any, ids: list[int], texts: list[str]) -> None:
+        """Store the vectors of newly stored items; an item the embedder fails on keeps only
+        its words (it is still found lexically)."""
+        made = self.embedder()
+        if made is None or not ids or len(ids) != len(texts):
+            return
+        try:
+            vectors = made.embed(texts)
+        except embedding.EmbedderError as exc:
+            log.warning("%d new item(s) stored without vectors: %s", len(ids), exc)
+            return
+        store.put_vectors(made.name, list(zip(ids, vectors, strict=True)))
 
     # -- recall ---------------------------------------------------------------------------------
 
@@ -168,7 +222,7 @@ class RecallProvider(ABC):
         hits = store.prefetch(query, sessions=self._lineage(session_id or self.session_id),
                               filters=Filters(items.PREFETCH_KINDS),
                               limit=self._int("max_items", 1, 50), options=self.ranking(),
-                              **self.recall_options())
+                              semantic=self.semantic(query), **self.recall_options())
         return self._pack(hits, query)
 
     @hookimpl
@@ -198,7 +252,10 @@ class RecallProvider(ABC):
         if not user_content.strip() or not assistant_content.strip():
             return
         key = items.turn_key(session_id, user_content, assistant_content, messages)
-        store.add_many(items.turn_items(key, user_content, assistant_content, session_id))
+        made = items.turn_items(key, user_content, assistant_content, session_id)
+        new: list[int] = []
+        store.add_many(made, new_ids=new)
+        self.embed_items(store, new, [item["body"] for item in made])
 
     @hookimpl
     def session_end(self, session_id: str, messages: list[dict[str, Any]]) -> None:
@@ -215,9 +272,12 @@ class RecallProvider(ABC):
         store = self._writable()
         if store is None or not (task.strip() or result.strip()):
             return
-        store.add(key=items.item_key("subtask", session_id, child_session_id, task, result),
-                  kind=items.SUBTASK, body=items.subtask_body(task, result),
-                  session_id=session_id)
+        body = items.subtask_body(task, result)
+        added = store.add(key=items.item_key("subtask", session_id, child_session_id, task,
+                                             result),
+                          kind=items.SUBTASK, body=body, session_id=session_id)
+        if added is not None:
+            self.embed_items(store, [added], [items.display(items.SUBTASK, body)])
 
     @hookimpl
     def on_builtin_write(self, action: str, target: str, content: str,
@@ -225,8 +285,10 @@ class RecallProvider(ABC):
         store = self._writable()
         if store is None:
             return
-        store.note(action=action, target=target, content=content, previous=previous_content,
-                   session_id=session_id, origin=origin)
+        added = store.note(action=action, target=target, content=content,
+                           previous=previous_content, session_id=session_id, origin=origin)
+        if added is not None:
+            self.embed_items(store, [added], [content])
 
     # -- tools ----------------------------------------------------------------------------------
 
@@ -244,7 +306,8 @@ class RecallProvider(ABC):
                 args = tools.search_args(arguments)
                 if query_words(args.query):
                     hits = store.search(args.query, limit=args.limit, filters=Filters(
-                        since=args.since, until=args.until), options=self.ranking())
+                        since=args.since, until=args.until), options=self.ranking(),
+                        semantic=self.semantic(args.query))
                 else:
                     hits = store.recent(since=args.since, until=args.until, limit=args.limit)
                 found = hits[: args.limit]

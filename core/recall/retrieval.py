@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from memhost.recall import ranking, when
+from memhost.recall import hybrid, ranking, when
 from memhost.recall.items import KINDS, TURN, Hit
 from memhost.recall.terms import query_words, stem
 from memhost.recall.terms import terms as terms_of
@@ -64,6 +64,10 @@ class Backend(Protocol):
         """For each of ``ids`` (turn items), the active turn items just before and after it in
         its session that pass ``filters``."""
 
+    def vectors(self, ids: Sequence[int], model: str) -> dict[int, list[float]]:
+        """The stored vectors of ``model`` for those of ``ids`` that have one (semantic recall;
+        a backend may also offer ``nearest(vector, model, limit, filters) -> ids``)."""
+
 
 def plan(backend: Backend, query: str, options: ranking.Ranking,
          now: float | None = None) -> ranking.QueryPlan | None:
@@ -98,14 +102,15 @@ def rank(hits: Sequence[Hit]) -> list[Hit]:
 
 def search(backend: Backend, query: str, *, filters: Filters = Filters(), limit: int = 10,
            options: ranking.Ranking = ranking.Ranking(), window: int = WINDOW,
-           now: float | None = None) -> list[Hit]:
+           now: float | None = None, semantic: hybrid.Semantic | None = None) -> list[Hit]:
     """The items most relevant to ``query``, best first, at most ``limit``.
 
     Ranking every item that shares a word with the query does not scale (a common word is in
     tens of thousands of them), so candidates come from cheap newest-first walks of the index:
     for each searched term its newest ``window`` items (all of a rare term's items), plus the
     newest items holding every searched term. The best of those by estimated weight are scored
-    exactly, held to the floors, and the turns next to the best get their lift.
+    exactly, held to the floors, and the turns next to the best get their lift. With
+    ``semantic`` (the query's vector), scores are fused with closeness (:mod:`hybrid`).
     """
     made = plan(backend, query, options, now)
     if made is None:
@@ -114,21 +119,28 @@ def search(backend: Backend, query: str, *, filters: Filters = Filters(), limit:
     found = backend.candidates(made.search_terms, window=window,
                                every_limit=0 if made.has_rare(window) else wanted_count * 2,
                                filters=filters)
+    near = set(hybrid.nearest(backend, semantic, filters)) if semantic else set()
     for item in filters.exclude:
         found.pop(item, None)
+        near.discard(item)
     # Estimates can only fall short (a term outside its window is not counted), so nothing is
     # dropped on them: they only choose which items get an exact score.
     wanted = heapq.nlargest(wanted_count * VERIFY_FACTOR, found,
                             key=lambda i: (made.estimate(found[i]), i))
+    wanted += sorted(near - set(wanted))
     if not wanted:
         return []
     hits = [h for h in backend.fetch(wanted, filters)
-            if score(made, h) > 0 and h.extra["coverage"] >= options.min_coverage]
+            if (score(made, h) > 0 and h.extra["coverage"] >= options.min_coverage)
+            or h.id in near]
     if not hits:
         return []
+    fusion = hybrid.Fusion(backend, semantic, hits) if semantic else None
+    if fusion is not None:
+        fusion.apply(hits)
     by_id = {h.id: h for h in hits}
     if options.neighbour_weight > 0 and TURN in filters.kinds:
-        _lift_neighbours(backend, made, rank(hits)[:wanted_count], by_id, filters)
+        _lift_neighbours(backend, made, rank(hits)[:wanted_count], by_id, filters, fusion)
     best = max(h.score for h in by_id.values())
     floor = max(options.min_score, options.min_relative * best)
     return diversify(rank([h for h in by_id.values() if h.score >= floor and h.score > 0]),
@@ -156,7 +168,8 @@ def diversify(ranked: list[Hit], limit: int, share: float) -> list[Hit]:
 
 
 def _lift_neighbours(backend: Backend, made: ranking.QueryPlan, top: list[Hit],
-                     by_id: dict[int, Hit], filters: Filters) -> None:
+                     by_id: dict[int, Hit], filters: Filters,
+                     fusion: hybrid.Fusion | None) -> None:
     """Give the turns next to the ``top`` turns a share of their score (found or not)."""
     turns = [h for h in top if h.kind == TURN]
     if not turns:
@@ -171,6 +184,8 @@ def _lift_neighbours(backend: Backend, made: ranking.QueryPlan, top: list[Hit],
             known = by_id.get(hit.id)
             if known is None:
                 score(made, hit)
+                if fusion is not None:
+                    fusion.apply([hit])
                 known = by_id[hit.id] = hit
             own = base.setdefault(hit.id, known.score)
             known.score = max(known.score, own + weight * source[origin])

@@ -144,5 +144,32 @@ class Backend:
         return {origin: [found[i] for i in wanted if i in found]
                 for origin, wanted in near.items()}
 
+    def vectors(self, ids: Sequence[int], model: str) -> dict[int, list[float]]:
+        if not ids:
+            return {}
+        rows = self.conn.execute(self.store._q(
+            "SELECT item_id, vector FROM {s}.vectors WHERE item_id = ANY(%s) AND model = %s "
+            "AND (user_id || '') = %s"), (list(ids), model, self.store.user_id)).fetchall()
+        return {item: list(vector) for item, vector in rows}
+
+    def nearest(self, vector: Sequence[float], model: str, limit: int,
+                filters: recall.Filters) -> list[int] | None:
+        """The active items whose vectors are closest, by pgvector's cosine distance on the
+        stored float arrays; ``None`` where the database has no pgvector (the vectors then
+        re-rank the lexical candidates only)."""
+        if not self.store.pgvector:
+            return None
+        rows = self.conn.execute(self.store._q(
+            "SELECT v.item_id FROM {s}.vectors AS v JOIN {s}.items AS i ON i.id = v.item_id "
+            "WHERE v.user_id = %(user)s AND v.model = %(model)s AND i.status = 'active' "
+            "AND i.kind = ANY(%(kinds)s) AND NOT (i.id = ANY(%(exclude)s)) "
+            + time_clauses(filters, "i.")
+            + " ORDER BY v.vector::vector <=> %(vector)s::vector LIMIT %(limit)s"),
+            {"user": self.store.user_id, "model": model, "kinds": list(filters.kinds),
+             "exclude": list(filters.exclude), "since": filters.since,
+             "until": filters.until, "vector": list(vector), "limit": limit}).fetchall()
+        return [row[0] for row in rows]
+
+
 
 __all__ = ["Backend", "hit", "time_clauses"]

@@ -196,9 +196,29 @@ V2: tuple[Step, ...] = (
         FOR EACH ROW EXECUTE FUNCTION {s}.recall_count_terms()""",
 )
 
+V3: tuple[Step, ...] = (
+    # Semantic recall: an item's vector as a float array (pgvector, where the database has it,
+    # reads it by a cast), tagged with the model that made it. A forgotten item's vector goes
+    # with its text.
+    """CREATE TABLE {s}.vectors (
+        item_id bigint PRIMARY KEY REFERENCES {s}.items (id) ON DELETE CASCADE,
+        user_id text NOT NULL,
+        model   text NOT NULL,
+        vector  real[] NOT NULL)""",
+    """CREATE FUNCTION {s}.recall_forget_vector() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        DELETE FROM {s}.vectors WHERE item_id = NEW.id;
+        RETURN NULL;
+    END $$""",
+    """CREATE TRIGGER items_forget_vector AFTER UPDATE OF status ON {s}.items
+        FOR EACH ROW WHEN (NEW.status = 'forgotten')
+        EXECUTE FUNCTION {s}.recall_forget_vector()""",
+)
+
 #: (version, steps), oldest first.
 MIGRATIONS: tuple[tuple[int, tuple[Step, ...]], ...] = (
     (1, V1),
     (2, V2),
+    (3, V3),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]

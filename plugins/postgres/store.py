@@ -73,6 +73,8 @@ class RecallStore(Browse):
                     "application_name": application_name[:63], "prepare_threshold": None},
             configure=self._configure, reconnect_timeout=300.0)
         self._opened = False
+        #: The database has pgvector: the nearest vectors can be searched in SQL.
+        self.pgvector = False
 
     # -- connections ------------------------------------------------------------------------------
 
@@ -105,6 +107,8 @@ class RecallStore(Browse):
             if self._opened:
                 self.pool.close(timeout=2.0)
                 self._opened = False
+        #: The database has pgvector: the nearest vectors can be searched in SQL.
+        self.pgvector = False
 
     @contextmanager
     def _connection(self, timeout_ms: int | None = None):  # type: ignore[no-untyped-def]
@@ -172,6 +176,8 @@ class RecallStore(Browse):
                              (version,))
                 log.info("PostgreSQL recall schema %s migrated to version %d", self.schema,
                          version)
+            self.pgvector = conn.execute(
+                "SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone() is not None
 
     # -- writes -----------------------------------------------------------------------------------
 
@@ -196,20 +202,39 @@ class RecallStore(Browse):
             conn, key=key, kind=kind, body=body, session_id=session_id, target=target,
             origin=origin, created_at=created_at))
 
-    def add_many(self, items: Sequence[dict[str, Any]]) -> int:
+    def add_many(self, items: Sequence[dict[str, Any]], *,
+                 new_ids: list[int] | None = None) -> int:
         """Store many items in one transaction (a turn's two items, an import); returns how
-        many were new. An item without ``created_at`` gets the transaction's time."""
-        return self.write(lambda conn: sum(
-            1 for item in items if self._insert(conn, **item) is not None))
+        many were new (their ids are added to ``new_ids``). An item without ``created_at``
+        gets the transaction's time."""
+        made = self.write(lambda conn: [self._insert(conn, **item) for item in items])
+        if new_ids is not None:
+            new_ids.extend(i for i in made if i is not None)
+        return sum(1 for i in made if i is not None)
+
+    def put_vectors(self, model: str, vectors: Sequence[tuple[int, Sequence[float]]]) -> None:
+        """Store items' vectors of ``model`` (semantic recall); an item forgotten meanwhile
+        gets none."""
+        def run(conn: psycopg.Connection[Any]) -> None:
+            with conn.cursor() as cursor:
+                cursor.executemany(self._q(
+                    "INSERT INTO {s}.vectors (item_id, user_id, model, vector) SELECT id, "
+                    "user_id, %s, %s FROM {s}.items WHERE id = %s AND user_id = %s AND "
+                    "status <> 'forgotten' ON CONFLICT (item_id) DO UPDATE SET "
+                    "model = EXCLUDED.model, vector = EXCLUDED.vector"),
+                    [(model, list(vector), item, self.user_id) for item, vector in vectors])
+
+        if vectors:
+            self.write(run)
 
     def note(self, *, action: str, target: str, content: str, previous: str | None,
-             session_id: str, origin: str) -> None:
+             session_id: str, origin: str) -> int | None:
         """Apply a committed builtin memory write to the facts (see the sqlite provider: the
         same rules). Each step checks the state first, so a replay changes nothing."""
         def fresh_key() -> str:
             return recall.item_key("fact", target, time.time(), secrets.token_hex(8))
 
-        def run(conn: psycopg.Connection[Any]) -> None:
+        def run(conn: psycopg.Connection[Any]) -> int | None:
             # One writer per user and note target at a time: the check-then-insert below must
             # not race a second host applying the same note.
             conn.execute("SELECT pg_advisory_xact_lock(%s)",
@@ -225,7 +250,7 @@ class RecallStore(Browse):
                     session_id=session_id, target=target, origin=origin)
             if action not in ("replace", "remove") or not previous or not previous.strip() \
                     or previous == content:
-                return
+                return new_id
             status = recall.SUPERSEDED if action == "replace" else recall.RETIRED
             by = new_id if action == "replace" else None
             changed = conn.execute(self._q(
@@ -233,15 +258,16 @@ class RecallStore(Browse):
                 "WHERE user_id = %s AND kind = 'fact' AND target = %s AND body = %s AND "
                 "status = 'active'"), (status, by, self.user_id, target, previous)).rowcount
             if changed:
-                return
+                return new_id
             seen = conn.execute(self._q(
                 "SELECT 1 FROM {s}.items WHERE user_id = %s AND kind = 'fact' AND target = %s "
                 "AND body = %s LIMIT 1"), (self.user_id, target, previous)).fetchone()
             if seen is None:
                 self._insert(conn, key=fresh_key(), kind=recall.FACT, body=previous,
                              session_id=session_id, target=target, origin=origin, status=status)
+            return new_id
 
-        self.write(run)
+        return self.write(run)
 
     def forget(self, item_id: int) -> dict[str, Any] | None:
         """Erase an item's text and mark it ``forgotten``; ``None`` when this user has no such
@@ -262,11 +288,11 @@ class RecallStore(Browse):
 
     def search(self, query: str, *, filters: recall.Filters = recall.Filters(),
                limit: int = 10, options: recall.Ranking = recall.Ranking(),
-               timeout_ms: int | None = None) -> list[recall.Hit]:
+               timeout_ms: int | None = None, semantic: Any = None) -> list[recall.Hit]:
         """Items relevant to ``query``, best first (see :func:`memhost.recall.search`)."""
         return self.read(lambda conn: recall.search(
-            Backend(self, conn), query, filters=filters, limit=limit, options=options),
-            timeout_ms=timeout_ms)
+            Backend(self, conn), query, filters=filters, limit=limit, options=options,
+            semantic=semantic), timeout_ms=timeout_ms)
 
     def recent(self, *, since: float | None = None, until: float | None = None,
                limit: int = 10) -> list[recall.Hit]:
@@ -304,13 +330,13 @@ class RecallStore(Browse):
 
     def prefetch(self, query: str, *, sessions: Sequence[str], filters: recall.Filters,
                  limit: int, options: recall.Ranking = recall.Ranking(),
-                 timeout_ms: int | None = None) -> list[recall.Hit]:
+                 timeout_ms: int | None = None, semantic: Any = None) -> list[recall.Hit]:
         """A turn's recall in one pooled connection: leave out the sessions' newest turn, then
         search."""
         def run(conn: psycopg.Connection[Any]) -> list[recall.Hit]:
             scoped = filters.excluding(self._newest_exchange(conn, sessions))
             return recall.search(Backend(self, conn), query, filters=scoped, limit=limit,
-                                 options=options)
+                                 options=options, semantic=semantic)
 
         return self.read(run, timeout_ms=timeout_ms)
 

@@ -49,8 +49,9 @@ def conditions(filters: recall.Filters, *, kinds: bool = True) -> tuple[str, lis
 class Backend:
     """:class:`memhost.recall.Backend` over one connection of a :class:`RecallStore`."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, *, vector_search: bool = False) -> None:
         self.conn = conn
+        self.vector_search = vector_search
 
     def statistics(self, terms: Sequence[str]) -> tuple[dict[str, int], int, int]:
         conn = self.conn
@@ -111,6 +112,33 @@ class Backend:
                                              filters)}
         return {origin: [found[i] for i in wanted if i in found]
                 for origin, wanted in near.items()}
+
+    def vectors(self, ids: Sequence[int], model: str) -> dict[int, list[float]]:
+        from memhost.recall.embedding import unpack
+
+        if not ids:
+            return {}
+        rows = self.conn.execute(
+            f"SELECT item_id, vector FROM vectors WHERE item_id IN ({','.join('?' * len(ids))}) "
+            "AND model = ?", [*ids, model]).fetchall()
+        return {item: unpack(blob) for item, blob in rows}
+
+    def nearest(self, vector: Sequence[float], model: str, limit: int,
+                filters: recall.Filters) -> list[int] | None:
+        """The active items whose vectors are closest (sqlite-vec's cosine distance); ``None``
+        without sqlite-vec (the vectors then re-rank the lexical candidates only)."""
+        from memhost.recall.embedding import pack
+
+        if not self.vector_search:
+            return None
+        where, params = conditions(filters)
+        rows = self.conn.execute(
+            "SELECT v.item_id FROM vectors AS v JOIN items AS i ON i.id = v.item_id "
+            f"WHERE v.model = ? AND i.status = 'active' {where} "
+            "ORDER BY vec_distance_cosine(v.vector, ?) LIMIT ?",
+            [model, *params, pack(vector), limit]).fetchall()
+        return [row[0] for row in rows]
+
 
 
 __all__ = ["HIT", "Backend", "conditions", "hit"]

@@ -38,6 +38,26 @@ CONFIG_SCHEMA = ProviderConfigSchema(
                     min=0.1, max=1,
                     description="No one past session may fill more than this share of the "
                                 "recall budget."),
+        # Semantic recall (docs/recall.md): off unless an embedder is chosen.
+        ConfigField("embedder", label="Semantic recall", kind="select", default="none",
+                    options=("none", "openai", "sentence-transformers"),
+                    description="none: words only. openai: an OpenAI-compatible /v1/embeddings "
+                                "endpoint (Ollama, llama.cpp, vLLM, TEI, OpenAI). "
+                                "sentence-transformers: a local model, run in process."),
+        ConfigField("embedder_model", label="Embedding model", kind="text", default="",
+                    description="The model's name (for sentence-transformers also a folder); "
+                                "it is never downloaded by memhost.",
+                    placeholder="nomic-embed-text"),
+        ConfigField("embedder_url", label="Embeddings API", kind="text",
+                    default="http://127.0.0.1:11434/v1", when={"embedder": "openai"},
+                    description="The OpenAI-compatible API's base URL, ending in /v1."),
+        ConfigField("embedder_key", label="Embeddings API key", kind="secret",
+                    env_key="MEMHOST_SQLITE_EMBEDDER_KEY", when={"embedder": "openai"},
+                    description="Only if the endpoint wants one (kept in .env)."),
+        ConfigField("semantic_weight", label="Semantic weight", kind="number", default=0.5,
+                    min=0, max=1,
+                    description="How much closeness of meaning counts against matching words "
+                                "(0: words only, 1: meaning only)."),
         ConfigField("store_turns", label="Store conversation turns", kind="bool", default=True,
                     description="Store each completed turn (user and assistant text)."),
         ConfigField("store_sessions", label="Store session transcripts", kind="bool",

@@ -175,9 +175,24 @@ V2: tuple[Step, ...] = (
     END""",
 )
 
+V3: tuple[Step, ...] = (
+    # Semantic recall: an item's vector (little-endian float32, the layout sqlite-vec reads),
+    # tagged with the model that made it. A forgotten item's vector goes with its text.
+    """CREATE TABLE vectors (
+        item_id INTEGER PRIMARY KEY REFERENCES items (id) ON DELETE CASCADE,
+        model   TEXT NOT NULL,
+        vector  BLOB NOT NULL
+    )""",
+    """CREATE TRIGGER vectors_forgotten AFTER UPDATE OF status ON items
+    WHEN new.status = 'forgotten' BEGIN
+        DELETE FROM vectors WHERE item_id = new.id;
+    END""",
+)
+
 #: (version, steps), oldest first.
 MIGRATIONS: tuple[tuple[int, tuple[Step, ...]], ...] = (
     (1, V1),
     (2, V2),
+    (3, V3),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]

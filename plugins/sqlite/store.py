@@ -67,6 +67,26 @@ def fts5_problem() -> str | None:
     return None
 
 
+def _load_sqlite_vec(conn: sqlite3.Connection) -> bool:
+    """Load sqlite-vec into ``conn`` when it is installed and this Python's SQLite can load
+    extensions (many builds cannot); semantic recall then re-ranks lexical candidates only."""
+    if not hasattr(conn, "enable_load_extension"):
+        return False
+    try:
+        import sqlite_vec
+    except ImportError:
+        return False
+    try:
+        conn.enable_load_extension(True)
+        sqlite_vec.load(conn)
+    except sqlite3.Error as exc:
+        log.warning("sqlite-vec is installed but could not be loaded (%s)", exc)
+        return False
+    finally:
+        conn.enable_load_extension(False)
+    return True
+
+
 class RecallStore(Browse):
     """One recall database file, shared by every thread of the process (and other processes)."""
 
@@ -79,6 +99,8 @@ class RecallStore(Browse):
         self._connections: list[sqlite3.Connection] = []
         self._guard = threading.Lock()
         self._closed = False
+        #: sqlite-vec is loaded: the nearest vectors can be searched in SQL.
+        self.vector_search = False
 
     # -- connections ------------------------------------------------------------------------------
 
@@ -102,6 +124,7 @@ class RecallStore(Browse):
             conn.execute("PRAGMA synchronous = FULL")
             conn.execute("PRAGMA foreign_keys = ON")
             conn.execute("PRAGMA temp_store = MEMORY")
+            self.vector_search = _load_sqlite_vec(conn)
         except BaseException:
             conn.close()
             raise
@@ -253,23 +276,41 @@ class RecallStore(Browse):
             conn, key=key, kind=kind, body=body, session_id=session_id, created_at=moment,
             target=target, origin=origin))
 
-    def add_many(self, items: Iterable[dict[str, Any]]) -> int:
+    def add_many(self, items: Iterable[dict[str, Any]], *,
+                 new_ids: list[int] | None = None) -> int:
         """Store many items in one transaction (a turn's two items, an import); returns how
-        many were new. An item without ``created_at`` gets the time of the call."""
+        many were new (their ids are added to ``new_ids``). An item without ``created_at``
+        gets the time of the call."""
         now = time.time()
         rows = [{**item, "created_at": item.get("created_at") or now} for item in items]
 
         def run(conn: sqlite3.Connection) -> int:
             counted: list[set[str]] = []
-            added = sum(1 for item in rows
-                        if self._insert(conn, **item, counted=counted) is not None)
+            made = [self._insert(conn, **item, counted=counted) for item in rows]
             _count_terms(conn, counted, +1)
-            return added
+            if new_ids is not None:
+                new_ids.extend(i for i in made if i is not None)
+            return sum(1 for i in made if i is not None)
 
         return self.write(run)
 
+    def put_vectors(self, model: str, vectors: Sequence[tuple[int, Sequence[float]]]) -> None:
+        """Store items' vectors of ``model`` (semantic recall); an item forgotten meanwhile
+        gets none."""
+        from memhost.recall.embedding import pack
+
+        def run(conn: sqlite3.Connection) -> None:
+            conn.executemany(
+                "INSERT INTO vectors (item_id, model, vector) SELECT id, ?, ? FROM items "
+                "WHERE id = ? AND status <> 'forgotten' ON CONFLICT (item_id) DO UPDATE SET "
+                "model = excluded.model, vector = excluded.vector",
+                [(model, pack(vector), item) for item, vector in vectors])
+
+        if vectors:
+            self.write(run)
+
     def note(self, *, action: str, target: str, content: str, previous: str | None,
-             session_id: str, origin: str) -> None:
+             session_id: str, origin: str) -> int | None:
         """Apply a committed builtin memory write to the facts.
 
         ``add`` stores the note (unless the same note is already active); ``replace`` stores the
@@ -283,7 +324,7 @@ class RecallStore(Browse):
         def fresh_key() -> str:
             return recall.item_key("fact", target, now, secrets.token_hex(8))
 
-        def run(conn: sqlite3.Connection) -> None:
+        def run(conn: sqlite3.Connection) -> int | None:
             new_id = None
             if action in ("add", "replace") and content.strip():
                 row = conn.execute(
@@ -294,7 +335,7 @@ class RecallStore(Browse):
                     session_id=session_id, created_at=now, target=target, origin=origin)
             if action not in ("replace", "remove") or not previous or not previous.strip() \
                     or previous == content:
-                return
+                return new_id
             status = recall.SUPERSEDED if action == "replace" else recall.RETIRED
             by = new_id if action == "replace" else None
             found = conn.execute(
@@ -307,8 +348,9 @@ class RecallStore(Browse):
                 self._insert(conn, key=fresh_key(), kind=recall.FACT, body=previous,
                              session_id=session_id, created_at=now, target=target,
                              origin=origin, status=status)
+            return new_id
 
-        self.write(run)
+        return self.write(run)
 
     def forget(self, item_id: int) -> dict[str, Any] | None:
         """Erase an item's text and mark it ``forgotten``; ``None`` when there is no such item."""
@@ -325,10 +367,12 @@ class RecallStore(Browse):
     # -- reads ------------------------------------------------------------------------------------
 
     def search(self, query: str, *, filters: recall.Filters = recall.Filters(),
-               limit: int = 10, options: recall.Ranking = recall.Ranking()) -> list[recall.Hit]:
+               limit: int = 10, options: recall.Ranking = recall.Ranking(),
+               semantic: Any = None) -> list[recall.Hit]:
         """Items relevant to ``query``, best first (see :func:`memhost.recall.search`)."""
         return self.read(lambda conn: recall.search(
-            Backend(conn), query, filters=filters, limit=limit, options=options))
+            Backend(conn, vector_search=self.vector_search), query, filters=filters,
+            limit=limit, options=options, semantic=semantic))
 
     def recent(self, *, kinds: Sequence[str] = recall.KINDS, since: float | None = None,
                until: float | None = None, limit: int = 10) -> list[recall.Hit]:
@@ -359,10 +403,11 @@ class RecallStore(Browse):
         return self.read(run)
 
     def prefetch(self, query: str, *, sessions: Sequence[str], filters: recall.Filters,
-                 limit: int, options: recall.Ranking = recall.Ranking()) -> list[recall.Hit]:
+                 limit: int, options: recall.Ranking = recall.Ranking(),
+                 semantic: Any = None) -> list[recall.Hit]:
         """A turn's recall: leave out the sessions' newest turn, then search."""
         return self.search(query, filters=filters.excluding(self.newest_exchange(sessions)),
-                           limit=limit, options=options)
+                           limit=limit, options=options, semantic=semantic)
 
     # -- maintenance ------------------------------------------------------------------------------
 
