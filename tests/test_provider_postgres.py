@@ -155,13 +155,13 @@ def test_an_unreachable_server_keeps_writes_for_later(home: Path) -> None:
 
 def test_the_schema_is_migrated_once_with_a_gin_index(provider: Any, settings: dict[str, Any]) -> None:
     schema = settings["schema"]
-    assert execute(f'SELECT version FROM "{schema}".recall_migrations') == [(1,), (2,)]
+    assert execute(f'SELECT version FROM "{schema}".recall_migrations') == [(1,), (2,), (3,)]
     indexes = dict(execute("SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = %s",
                            schema))
     assert "USING gin (lexemes)" in indexes["items_lexemes"]
     provider.store._ready = False
     provider.store.open()  # migrating again changes nothing
-    assert execute(f'SELECT version FROM "{schema}".recall_migrations') == [(1,), (2,)]
+    assert execute(f'SELECT version FROM "{schema}".recall_migrations') == [(1,), (2,), (3,)]
 
 
 def test_two_hosts_starting_at_once_migrate_once(dsn: str, tmp_path: Path) -> None:
@@ -189,7 +189,7 @@ def test_two_hosts_starting_at_once_migrate_once(dsn: str, tmp_path: Path) -> No
     for thread in threads:
         thread.join(60)
     assert not errors, errors
-    assert execute(f'SELECT version FROM "{fresh}".recall_migrations') == [(1,), (2,)]
+    assert execute(f'SELECT version FROM "{fresh}".recall_migrations') == [(1,), (2,), (3,)]
     assert execute(f'SELECT count(*) FROM "{fresh}".items') == [(8,)]  # two items a turn
 
 

@@ -22,7 +22,7 @@ from memhost.testing import ProviderContract, load_folder_provider
 from recall_helpers import PLUGINS, configure, manager, provider_errors, search, sync_turns, turn
 
 #: The recall database's schema version (plugins/sqlite/migrations.py).
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 FOLDER = PLUGINS / "sqlite"
 

@@ -112,7 +112,7 @@ def test_a_version_1_sqlite_store_is_migrated_without_loss(tmp_path: Path) -> No
     try:
         conn = sqlite3.connect(home / "recall.db")
         found = conn.execute("SELECT key, kind, role, body, status FROM items ORDER BY id").fetchall()
-        assert conn.execute("PRAGMA user_version").fetchone() == (2,)
+        assert conn.execute("PRAGMA user_version").fetchone() == (3,)
         assert found == [
             ("k3", "fact", "", "The glaze is celadon.", "active"),
             ("k1/user", "turn", "user", "The kiln reaches 1200 degrees.", "active"),

@@ -144,6 +144,24 @@ def _index_terms(conn: Any, q: Quote) -> None:
                                   [(owner, lexeme, n) for lexeme, n in sorted(counts.items())])
 
 
+def _count_terms(name: str, rows: str) -> str:
+    """A trigger function adding the ``delta`` of each of ``rows`` (user_id, lexemes, length,
+    delta) to the statistics."""
+    return f"""CREATE FUNCTION {{s}}.recall_count_{name}() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        INSERT INTO {{s}}.terms AS t (user_id, lexeme, df)
+            SELECT user_id, lexeme, sum(n) FROM (
+                SELECT c.user_id, l.lexeme, c.delta AS n FROM ({rows}) AS c,
+                    LATERAL (SELECT DISTINCT x AS lexeme
+                             FROM unnest(c.lexemes || ARRAY['']) AS x) AS l
+                UNION ALL SELECT c.user_id, ' length', c.delta * c.length FROM ({rows}) AS c
+            ) AS counted
+            GROUP BY user_id, lexeme HAVING sum(n) <> 0 ORDER BY user_id, lexeme
+        ON CONFLICT (user_id, lexeme) DO UPDATE SET df = t.df + EXCLUDED.df;
+        RETURN NULL;
+    END $$"""
+
+
 V2: tuple[Step, ...] = (
     # A turn is two items (role user / assistant); items carry the terms memhost made of their
     # text (in order, space-separated, repeats kept) and their length in terms: the ranking
@@ -162,38 +180,31 @@ V2: tuple[Step, ...] = (
         CASE WHEN status = 'active' THEN string_to_array(terms, ' ') END) STORED""",
     "CREATE INDEX items_lexemes ON {s}.items USING gin (lexemes)",
     # Per user: how many active items hold each term, how many active items there are (under
-    # the empty lexeme) and their summed length (under ' length'; no term has a space).
-    """CREATE OR REPLACE FUNCTION {s}.recall_count_terms() RETURNS trigger LANGUAGE plpgsql AS $$
-    DECLARE
-        delta integer;
-        owner text;
-        vector text[];
-        size integer;
-    BEGIN
-        IF TG_OP = 'INSERT' THEN
-            delta := 1; owner := NEW.user_id; vector := NEW.lexemes; size := NEW.length;
-        ELSIF TG_OP = 'DELETE' THEN
-            delta := -1; owner := OLD.user_id; vector := OLD.lexemes; size := OLD.length;
-        ELSIF OLD.lexemes IS NULL AND NEW.lexemes IS NOT NULL THEN
-            delta := 1; owner := NEW.user_id; vector := NEW.lexemes; size := NEW.length;
-        ELSIF OLD.lexemes IS NOT NULL AND NEW.lexemes IS NULL THEN
-            delta := -1; owner := OLD.user_id; vector := OLD.lexemes; size := OLD.length;
-        ELSE
-            RETURN NULL;
-        END IF;
-        IF vector IS NULL THEN
-            RETURN NULL;
-        END IF;
-        INSERT INTO {s}.terms AS t (user_id, lexeme, df)
-            SELECT owner, lexeme, CASE WHEN lexeme = ' length' THEN delta * size ELSE delta END
-            FROM (SELECT DISTINCT lexeme FROM unnest(vector || ARRAY['', ' length']) AS lexeme
-                  WHERE lexeme IS NOT NULL) AS distinct_terms
-            ORDER BY lexeme
-        ON CONFLICT (user_id, lexeme) DO UPDATE SET df = t.df + EXCLUDED.df;
-        RETURN NULL;
-    END $$""",
-    """CREATE TRIGGER items_count_terms AFTER INSERT OR DELETE OR UPDATE OF status ON {s}.items
-        FOR EACH ROW EXECUTE FUNCTION {s}.recall_count_terms()""",
+    # the empty lexeme) and their summed length (under ' length'; no term has a space). Kept by
+    # statement-level triggers over the rows a statement touched: one aggregate upsert per
+    # statement, not one per row, so a turn's two items and a bulk import cost one each;
+    # lexemes are locked in sorted order, so concurrent writers queue instead of deadlocking.
+    "DROP FUNCTION {s}.recall_count_terms()",
+    *(_count_terms(name, rows) for name, rows in (
+        ("added", "SELECT user_id, lexemes, length, 1 AS delta FROM added "
+                  "WHERE lexemes IS NOT NULL"),
+        ("removed", "SELECT user_id, lexemes, length, -1 AS delta FROM removed "
+                    "WHERE lexemes IS NOT NULL"),
+        ("changed", "SELECT n.user_id, n.lexemes, n.length, 1 AS delta FROM after_rows AS n "
+                    "JOIN before_rows AS o ON o.id = n.id "
+                    "WHERE o.lexemes IS NULL AND n.lexemes IS NOT NULL UNION ALL "
+                    "SELECT o.user_id, o.lexemes, o.length, -1 FROM before_rows AS o "
+                    "JOIN after_rows AS n ON n.id = o.id "
+                    "WHERE o.lexemes IS NOT NULL AND n.lexemes IS NULL"))),
+    """CREATE TRIGGER items_count_added AFTER INSERT ON {s}.items
+        REFERENCING NEW TABLE AS added FOR EACH STATEMENT
+        EXECUTE FUNCTION {s}.recall_count_added()""",
+    """CREATE TRIGGER items_count_removed AFTER DELETE ON {s}.items
+        REFERENCING OLD TABLE AS removed FOR EACH STATEMENT
+        EXECUTE FUNCTION {s}.recall_count_removed()""",
+    """CREATE TRIGGER items_count_changed AFTER UPDATE ON {s}.items
+        REFERENCING OLD TABLE AS before_rows NEW TABLE AS after_rows FOR EACH STATEMENT
+        EXECUTE FUNCTION {s}.recall_count_changed()""",
 )
 
 V3: tuple[Step, ...] = (

@@ -184,16 +184,31 @@ class RecallStore(Browse):
     def _insert(self, conn: psycopg.Connection[Any], *, key: str, kind: str, body: str,
                 session_id: str, target: str = "", origin: str = "", role: str = "",
                 status: str = recall.ACTIVE, created_at: float | None = None) -> int | None:
-        made = terms_of(body)
-        row = conn.execute(self._q(
+        return self._insert_many(conn, [{
+            "key": key, "kind": kind, "body": body, "session_id": session_id, "target": target,
+            "origin": origin, "role": role, "status": status, "created_at": created_at}])[0]
+
+    def _insert_many(self, conn: psycopg.Connection[Any],
+                     items: Sequence[dict[str, Any]]) -> list[int | None]:
+        """Insert items in one statement (the statistics' trigger then runs once); each item's
+        new id, or ``None`` where its key was stored before (a replayed write)."""
+        rows = []
+        for item in items:
+            made = terms_of(item["body"])
+            status = item.get("status", recall.ACTIVE)
+            rows.append((self.user_id, item["key"], item["kind"], item.get("role", ""),
+                         item["body"], " ".join(made), len(made), item["session_id"],
+                         item.get("target", ""), item.get("origin", ""),
+                         item.get("created_at"), status, status))
+        values = ", ".join(["(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
+                            "coalesce(to_timestamp(%s), now()), %s, "
+                            "CASE WHEN %s <> 'active' THEN now() END)"] * len(rows))
+        found = dict(conn.execute(self._q(
             "INSERT INTO {s}.items (user_id, key, kind, role, body, terms, length, session_id, "
-            "target, origin, created_at, status, status_at) VALUES (%s, %s, %s, %s, %s, %s, %s, "
-            "%s, %s, %s, coalesce(to_timestamp(%s), now()), %s, "
-            "CASE WHEN %s <> 'active' THEN now() END) "
-            "ON CONFLICT (user_id, key) DO NOTHING RETURNING id"),
-            (self.user_id, key, kind, role, body, " ".join(made), len(made), session_id, target,
-             origin, created_at, status, status)).fetchone()
-        return row[0] if row else None
+            f"target, origin, created_at, status, status_at) VALUES {values} "
+            "ON CONFLICT (user_id, key) DO NOTHING RETURNING key, id"),
+            [value for row in rows for value in row]).fetchall())
+        return [found.get(item["key"]) for item in items]
 
     def add(self, *, key: str, kind: str, body: str, session_id: str, target: str = "",
             origin: str = "", created_at: float | None = None) -> int | None:
@@ -207,7 +222,9 @@ class RecallStore(Browse):
         """Store many items in one transaction (a turn's two items, an import); returns how
         many were new (their ids are added to ``new_ids``). An item without ``created_at``
         gets the transaction's time."""
-        made = self.write(lambda conn: [self._insert(conn, **item) for item in items])
+        if not items:
+            return 0
+        made = self.write(lambda conn: self._insert_many(conn, items))
         if new_ids is not None:
             new_ids.extend(i for i in made if i is not None)
         return sum(1 for i in made if i is not None)
