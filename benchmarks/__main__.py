@@ -66,6 +66,9 @@ def main(argv: list[str] | None = None) -> int:
                         "data (data/locomo10.json, or a folder of its per-conversation files)")
     parser.add_argument("--conversations", metavar="ID,...", help="recall_locomo: which "
                         "conversations (default: the development set 26,30,41,42,43)")
+    parser.add_argument("--embedder", choices=("wordllama", "hashed"), help="recall_locomo: "
+                        "also measure hybrid recall with this embedding model (see "
+                        "benchmarks/bench_locomo.py)")
     parser.add_argument("-v", "--verbose", action="store_true", help="print progress notes")
     args = parser.parse_args(argv)
 
@@ -91,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger().addHandler(handler)
     scratch = args.dir or default_scratch()
     scratch.mkdir(parents=True, exist_ok=True)
-    options: dict[str, object] = {"locomo": args.locomo}
+    options: dict[str, object] = {"locomo": args.locomo, "embedder": args.embedder}
     if args.conversations:
         options["conversations"] = tuple(c.strip() for c in args.conversations.split(",") if c.strip())
     ctx = Context(quick=args.quick, scratch=scratch, verbose=args.verbose, options=options)

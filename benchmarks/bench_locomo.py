@@ -11,6 +11,11 @@ The baseline is plain SQLite FTS5 in this process over the same turns, one row p
 the porter tokenizer: the question's words OR-ed, ranked by FTS5's bm25, whole turns packed
 best first into the same 1,500 characters. R@k rows compare the two rankings alone (the share of
 evidence turns among the first k turns found, without any budget).
+
+``--embedder NAME`` adds hybrid rows (sqlite): the provider's ``openai`` embedder pointed at a
+local ``/v1/embeddings`` server (tests/fake_embeddings.py) that serves ``wordllama`` (a small
+static embedding model whose weights ship inside its PyPI package: ``pip install wordllama``) or
+``hashed`` (a hashed bag of words, no model at all).
 """
 
 from __future__ import annotations
@@ -19,14 +24,26 @@ import json
 import re
 import sqlite3
 import statistics
+import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from benchmarks import locomo
 from benchmarks.bench_recall import Unavailable, _discovered, cleanup, open_manager
-from benchmarks.harness import NOT_INSTALLED, UNAVAILABLE, Context, Row, Target, benchmark, \
-    percentile, unavailable
+from benchmarks.harness import (
+    NOT_INSTALLED,
+    ROOT,
+    UNAVAILABLE,
+    Context,
+    Row,
+    Target,
+    benchmark,
+    percentile,
+    unavailable,
+)
 
 BUDGET = 1500
 RECALL_TARGET = 0.65
@@ -99,7 +116,7 @@ def feed(manager: Any, conversation: locomo.Conversation) -> int:
 
 
 def measure(ctx: Context, provider: str, conversations: list[locomo.Conversation],
-            root: Path) -> list[Row]:
+            root: Path, *, label: str = "", settings: dict[str, Any] | None = None) -> list[Row]:
     memhost, baseline = locomo.Tally(), locomo.Tally()
     at_k = {k: (locomo.Tally(), locomo.Tally()) for k in KS}
     latencies, bare_latencies = [], []
@@ -107,9 +124,9 @@ def measure(ctx: Context, provider: str, conversations: list[locomo.Conversation
     ingest_seconds = 0.0
     longest = 0
     for conversation in conversations:
-        home = root / f"{provider}-{conversation.id}"
+        home = root / f"{provider}{label}-{conversation.id}"
         home.mkdir()
-        manager, settings = open_manager(provider, home)
+        manager, used = open_manager(provider, home, **(settings or {}))
         try:
             started = time.perf_counter()
             fed += feed(manager, conversation)
@@ -146,8 +163,8 @@ def measure(ctx: Context, provider: str, conversations: list[locomo.Conversation
                                locomo.recall_at(question.evidence, bare_ranked, k))
         finally:
             manager.shutdown(30)
-            cleanup(provider, home, settings)
-    return _rows(provider, memhost, baseline, at_k, latencies, bare_latencies, fed,
+            cleanup(provider, home, used)
+    return _rows(provider + label, memhost, baseline, at_k, latencies, bare_latencies, fed,
                  ingest_seconds, longest, conversations)
 
 
@@ -204,6 +221,41 @@ def _conversations(ctx: Context) -> list[locomo.Conversation] | str:
     return locomo.load(Path(path), wanted)
 
 
+@contextmanager
+def embeddings_server(kind: str) -> Iterator[str]:
+    """A local OpenAI-compatible embeddings server for ``kind``; yields its base URL."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from fake_embeddings import FakeEmbeddings, hashed_bag_of_words
+
+    if kind == "hashed":
+        vectorize = hashed_bag_of_words
+    elif kind == "wordllama":
+        vectorize = _wordllama()
+    else:
+        raise ValueError(f"--embedder {kind!r}: use wordllama or hashed")
+    with FakeEmbeddings(vectorize) as server:
+        yield server.url
+
+
+def _wordllama() -> Any:
+    """wordllama's packaged 256-dimension model, loaded from the package's own files (its loader
+    looks for the tokenizer in a folder the wheel names differently; it is pointed there, so
+    nothing is downloaded)."""
+    import tempfile
+
+    import wordllama
+    from wordllama import WordLlama
+
+    package = Path(wordllama.__file__).parent
+    cache = Path(tempfile.mkdtemp(prefix="wordllama-"))
+    for folder in ("tokenizer", "tokenizers"):
+        (cache / folder).mkdir()
+        for shipped in (package / "tokenizers").glob("*.json"):
+            (cache / folder / shipped.name).symlink_to(shipped)
+    model = WordLlama.load(cache_dir=cache, disable_download=True)
+    return lambda texts: model.embed(list(texts), norm=True).tolist()
+
+
 @benchmark(NAME, "LoCoMo evidence recall in 1,500 chars (sqlite, postgres) against FTS5; "
                  "needs --locomo PATH")
 def recall_locomo(ctx: Context) -> list[Row]:
@@ -221,4 +273,9 @@ def recall_locomo(ctx: Context) -> list[Row]:
                 rows += measure(ctx, provider, loaded, root)
             except Unavailable as exc:
                 rows.append(unavailable(NAME, UNAVAILABLE, str(exc)[:300], case=provider))
+    kind = ctx.options.get("embedder")
+    if kind:
+        with ctx.folder(f"{NAME}-hybrid") as root, embeddings_server(kind) as url:
+            rows += measure(ctx, "sqlite", loaded, root, label=f" hybrid-{kind}", settings={
+                "embedder": "openai", "embedder_model": kind, "embedder_url": url})
     return rows
