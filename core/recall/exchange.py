@@ -22,7 +22,7 @@ file twice stores it once.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -52,6 +52,19 @@ def record(item_id: int, kind: str, role: str, body: str, session_id: str, targe
     return {"id": item_id, "kind": kind, "role": role, "text": body, "session_id": session_id,
             "time": datetime.fromtimestamp(created_at, UTC).isoformat(timespec="seconds"),
             "created_at": created_at, "status": status, "target": target, "origin": origin}
+
+
+def paged(page: Callable[[int], list[tuple[Any, ...]]]) -> Iterator[dict[str, Any]]:
+    """Exported records from ``page(after_id)``, which returns the next rows (``record``'s
+    arguments, id first, in id order) or none at the end."""
+    last = 0
+    while True:
+        rows = page(last)
+        if not rows:
+            return
+        for row in rows:
+            yield record(*row)
+        last = rows[-1][0]
 
 
 @dataclass
@@ -196,4 +209,4 @@ def read(path: Path) -> Iterator[Conversation]:
         yield _from_object(data, f"{path.name} line {number}", f"import:{path.stem}:{number}")
 
 
-__all__ = ["Conversation", "UnreadableFile", "chat_turns", "read", "record"]
+__all__ = ["Conversation", "UnreadableFile", "chat_turns", "paged", "read", "record"]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import heapq
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -67,6 +67,16 @@ class Backend(Protocol):
     def vectors(self, ids: Sequence[int], model: str) -> dict[int, list[float]]:
         """The stored vectors of ``model`` for those of ``ids`` that have one (semantic recall;
         a backend may also offer ``nearest(vector, model, limit, filters) -> ids``)."""
+
+
+def neighbour_hits(rows: Sequence[tuple[int, int | None, int | None]],
+                   fetch: Callable[[Sequence[int]], list[Hit]]) -> dict[int, list[Hit]]:
+    """A backend's ``neighbours`` answer from its ``(id, id before, id after)`` rows: the
+    neighbours fetched in one go (``fetch`` applies the filters)."""
+    near = {origin: [i for i in (before, after) if i is not None]
+            for origin, before, after in rows}
+    found = {h.id: h for h in fetch(sorted({i for n in near.values() for i in n}))}
+    return {origin: [found[i] for i in wanted if i in found] for origin, wanted in near.items()}
 
 
 def plan(backend: Backend, query: str, options: ranking.Ranking,
@@ -191,5 +201,5 @@ def _lift_neighbours(backend: Backend, made: ranking.QueryPlan, top: list[Hit],
             known.score = max(known.score, own + weight * source[origin])
 
 
-__all__ = ["Backend", "Filters", "VERIFY_FACTOR", "WINDOW", "diversify", "plan", "rank", "score",
-           "search"]
+__all__ = ["Backend", "Filters", "VERIFY_FACTOR", "WINDOW", "diversify", "neighbour_hits", "plan",
+           "rank", "score", "search"]

@@ -137,12 +137,7 @@ class Backend:
             f"{probe.format(a='n', op='>', order='ASC')} FROM {{s}}.items AS s "
             "WHERE s.id = ANY(%s) AND (s.user_id || '') = %s"),
             (list(ids), self.store.user_id)).fetchall()
-        near = {origin: [i for i in (before, after) if i is not None]
-                for origin, before, after in rows}
-        found = {h.id: h for h in self.fetch(sorted({i for n in near.values() for i in n}),
-                                             filters)}
-        return {origin: [found[i] for i in wanted if i in found]
-                for origin, wanted in near.items()}
+        return recall.retrieval.neighbour_hits(rows, lambda wanted: self.fetch(wanted, filters))
 
     def vectors(self, ids: Sequence[int], model: str) -> dict[int, list[float]]:
         if not ids:

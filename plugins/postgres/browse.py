@@ -87,18 +87,11 @@ class Browse:
 
     def export(self) -> Iterator[dict[str, Any]]:
         """Every item of this user that still has its text, oldest first."""
-        last = 0
-        while True:
-            rows = self.read(lambda conn, after=last: conn.execute(self._q(
-                "SELECT id, kind, role, body, session_id, target, origin, "
-                "extract(epoch FROM created_at)::float8, status FROM {s}.items "
-                "WHERE user_id = %s AND id > %s AND status <> 'forgotten' ORDER BY id LIMIT %s"),
-                (self.user_id, after, EXPORT_BATCH)).fetchall())
-            if not rows:
-                return
-            for row in rows:
-                yield recall.exchange.record(*row)
-            last = rows[-1][0]
+        return recall.exchange.paged(lambda after: self.read(lambda conn: conn.execute(self._q(
+            "SELECT id, kind, role, body, session_id, target, origin, "
+            "extract(epoch FROM created_at)::float8, status FROM {s}.items "
+            "WHERE user_id = %s AND id > %s AND status <> 'forgotten' ORDER BY id LIMIT %s"),
+            (self.user_id, after, EXPORT_BATCH)).fetchall()))
 
 
 __all__ = ["Browse"]

@@ -106,12 +106,7 @@ class Backend:
             "(SELECT min(n.id) FROM items AS n WHERE n.session_id = s.session_id "
             "AND n.kind = 'turn' AND n.id > s.id AND +n.status = 'active') "
             f"FROM items AS s WHERE s.id IN ({','.join('?' * len(ids))})", list(ids)).fetchall()
-        near = {origin: [i for i in (before, after) if i is not None]
-                for origin, before, after in rows}
-        found = {h.id: h for h in self.fetch(sorted({i for n in near.values() for i in n}),
-                                             filters)}
-        return {origin: [found[i] for i in wanted if i in found]
-                for origin, wanted in near.items()}
+        return recall.retrieval.neighbour_hits(rows, lambda wanted: self.fetch(wanted, filters))
 
     def vectors(self, ids: Sequence[int], model: str) -> dict[int, list[float]]:
         from memhost.recall.embedding import unpack

@@ -97,17 +97,10 @@ class Browse:
 
     def export(self) -> Iterator[dict[str, Any]]:
         """Every item that still has its text (forgotten ones have none), oldest first."""
-        last = 0
-        while True:
-            rows = self.read(lambda conn, after=last: conn.execute(
-                "SELECT id, kind, role, body, session_id, target, origin, created_at, status "
-                "FROM items WHERE id > ? AND status <> 'forgotten' ORDER BY id LIMIT ?",
-                (after, EXPORT_BATCH)).fetchall())
-            if not rows:
-                return
-            for row in rows:
-                yield recall.exchange.record(*row)
-            last = rows[-1][0]
+        return recall.exchange.paged(lambda after: self.read(lambda conn: conn.execute(
+            "SELECT id, kind, role, body, session_id, target, origin, created_at, status "
+            "FROM items WHERE id > ? AND status <> 'forgotten' ORDER BY id LIMIT ?",
+            (after, EXPORT_BATCH)).fetchall()))
 
 
 __all__ = ["Browse"]
