@@ -22,9 +22,9 @@ from memhost.recall.terms import query_words, stem
 from memhost.recall.terms import terms as terms_of
 
 #: Newest items per searched term that are considered (a rarer term's items are all considered).
-WINDOW = 400
+WINDOW = 200
 #: Items whose exact score is computed, per recalled item wanted.
-VERIFY_FACTOR = 3
+VERIFY_FACTOR = 2
 
 
 @dataclass(frozen=True)
@@ -135,8 +135,9 @@ def search(backend: Backend, query: str, *, filters: Filters = Filters(), limit:
         near.discard(item)
     # Estimates can only fall short (a term outside its window is not counted), so nothing is
     # dropped on them: they only choose which items get an exact score.
-    wanted = heapq.nlargest(wanted_count * VERIFY_FACTOR, found,
-                            key=lambda i: (made.estimate(found[i]), i))
+    weight = made.weights.__getitem__
+    estimates = [(sum(map(weight, held)), item) for item, held in found.items()]
+    wanted = [item for _, item in heapq.nlargest(wanted_count * VERIFY_FACTOR, estimates)]
     wanted += sorted(near - set(wanted))
     if not wanted:
         return []
