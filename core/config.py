@@ -39,6 +39,8 @@ class MemorySettings(BaseModel):
     provider: str = ""
     prefetch_timeout: Seconds = 8.0
     shutdown_timeout: Seconds = 5.0
+    hook_timeout: Seconds = 15.0
+    write_retry_budget: Annotated[float, Field(ge=0.05, le=604_800.0)] = 600.0
     write_approval: bool = False
     # TOML arrays arrive as lists, which a strict tuple refuses; lax here, items stay strict str.
     reserved_tools: Annotated[tuple[Annotated[str, Field(strict=True)], ...], Field(strict=False)] = ()

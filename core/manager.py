@@ -15,7 +15,7 @@ import re
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,17 +24,20 @@ from typing import Any
 from memhost.builtin_providers.provider import NAME as BUILTIN
 from memhost.builtin_providers.provider import BuiltinProvider
 from memhost.builtin_providers.store import Change, MemoryStore
+from memhost.bounded import DaemonExecutor
 from memhost.config import Config, load_config, validate
+from memhost.deadletter import DeadLetters
 from memhost.errors import ProviderError
 from memhost.fencing import build_context_block
 from memhost.home import config_path, memhost_home
 from memhost.outbox import Journal, Outbox, Record
+from memhost.health import health_problems
 from memhost.providers import FAILED, Provider, ProviderSet
 from memhost.review.approval import ApprovalGate, PendingStore
 from memhost.security.redact import redact, redact_many
 from memhost.toolschemas import RESERVED_TOOL_NAMES, SchemaProblem, normalise_tool_schema
 from memhost.turns import NudgeCounter, count_user_turns, flatten_content, is_trivial
-from memhost.worker import BackgroundWorker, ShutdownReport, Task
+from memhost.worker import BackgroundWorker, ShutdownReport, Task, WriteFailed
 
 log = logging.getLogger("memhost")
 
@@ -56,7 +59,8 @@ class Turn:
     context: str
     #: True when the background review is due after this turn's reply.
     review_due: bool
-    #: How recall went: ok, empty, no-provider, skipped-trivial, skipped-stuck, timed-out, failed.
+    #: How recall went: ok, empty, no-provider, unavailable, skipped-trivial, skipped-stuck,
+    #: timed-out, failed.
     recall: str
 
 
@@ -80,13 +84,15 @@ class MemoryManager:
         self._tools: dict[str, Provider] = {}
         self._schemas: list[dict[str, Any]] = []
         self._external: Provider | None = None
-        self._worker = BackgroundWorker()
+        self._worker = BackgroundWorker(retry_budget=settings.write_retry_budget)
         self._journal: Journal | None = None
         self._replaying: list[Journal] = []
         self._replay_due = False
         self._replay_lock = threading.Lock()
         self._outbox: Outbox | None = None
-        self._prefetch_pool: ThreadPoolExecutor | None = None
+        self._dead: DeadLetters | None = None
+        self._parked: list[Record] = []  # written while the provider is unavailable
+        self._prefetch_pool: DaemonExecutor | None = None
         self._prefetch_call: Future[Any] | None = None
         self._prefetch_stats = {"timeouts": 0, "skipped_while_stuck": 0, "late_results_dropped": 0}
         self._turns = 0
@@ -171,8 +177,9 @@ class MemoryManager:
             raise ProviderError(f"{message} ({discovery.STRICT_ENV} is set)")
 
     def _add(self, plugin: Any, name: str) -> Provider | None:
-        provider = self._providers.register(plugin, name)
         external = name != BUILTIN
+        provider = self._providers.register(
+            plugin, name, call_timeout=self.config.memory.hook_timeout if external else None)
         if external:
             reason = self._providers.call(provider, "check_available", config=self._provider_config(name))
             if reason is FAILED or reason:
@@ -203,6 +210,7 @@ class MemoryManager:
         if external:
             self._external = provider
             self._outbox, self._journal = outbox, journal
+            self._dead = DeadLetters(self.home, name)
             # Writes an earlier manager left behind are replayed once the provider has been
             # initialised (a provider opens its connection there), and before any new write.
             self._replay_due = True
@@ -261,10 +269,21 @@ class MemoryManager:
             self._initialize(provider)
 
     def _initialize(self, provider: Provider) -> None:
-        self._providers.call(provider, "initialize", session_id=self.session_id, home=self.home,
-                             config=self._provider_config(provider.name), context=self.context)
-        if provider is self._external:
-            self._replay_if_due()
+        provider.health.mark_available()
+        done = self._providers.call(provider, "initialize", session_id=self.session_id,
+                                    home=self.home, config=self._provider_config(provider.name),
+                                    context=self.context)
+        if provider is not self._external:
+            return
+        if done is FAILED:
+            # Usually a service it cannot reach: it rests until the next session start, rather
+            # than stall every turn behind the same failure.
+            provider.health.mark_unavailable(provider, self.session_id)
+            return
+        parked, self._parked = self._parked, []
+        for record in parked:
+            self._queue_record(self._journal, record, f"parked {record.calls[0][0]}")  # type: ignore[arg-type]
+        self._replay_if_due()
 
     def system_prompt(self) -> str:
         """The memory part of the system prompt, built once per session and then reused as is."""
@@ -280,6 +299,11 @@ class MemoryManager:
     def call_tool(self, name: str, arguments: dict[str, Any] | str | None) -> str:
         """Run a memory tool the model called; always answers with a JSON string."""
         provider = self._tools.get(name)
+        if provider is None and name == "memory":
+            provider = self._providers.get(BUILTIN)  # its answer says why memory is off
+        if provider is not None and provider.health.unavailable:
+            return _json_error(f"Tool {name!r} is unavailable this session: "
+                               f"{provider.health.unavailable}")
         if provider is None:
             return _json_error(f"No memory tool is named {name!r}. Available: "
                                f"{', '.join(sorted(self._tools)) or 'none'}.")
@@ -317,6 +341,8 @@ class MemoryManager:
         query = flatten_content(user_message)
         if self._external is None:
             recall, raw = "no-provider", ""
+        elif self._external.health.unavailable:
+            recall, raw = "unavailable", ""
         elif is_trivial(query):
             recall, raw = "skipped-trivial", ""
         else:
@@ -329,6 +355,7 @@ class MemoryManager:
         pending = self._prefetch_call
         if pending is not None and not pending.done():
             stats["skipped_while_stuck"] += 1
+            provider.health.failed("prefetch", "prefetch: an earlier call has not returned")
             if stats["skipped_while_stuck"] % 10 == 1:
                 log.warning("memory provider %r: an earlier prefetch is still running; recall is "
                             "skipped until it returns (%d turns so far)", provider.name,
@@ -339,15 +366,21 @@ class MemoryManager:
         if self._shutdown_report is not None:
             return "failed", ""
         if self._prefetch_pool is None:
-            self._prefetch_pool = ThreadPoolExecutor(1, thread_name_prefix="memhost-prefetch")
-        future = self._prefetch_pool.submit(self._providers.call, provider, "prefetch",
-                                            query=redact(query), session_id=self.session_id)
+            # Daemon threads: a prefetch that never returns must not keep the process alive.
+            self._prefetch_pool = DaemonExecutor("memhost-prefetch")
+        try:
+            future = self._prefetch_pool.submit(self._providers.call, provider, "prefetch",
+                                                query=redact(query), session_id=self.session_id)
+        except RuntimeError as exc:  # no thread could start
+            log.warning("memory provider %r: recall skipped (%s)", provider.name, exc)
+            return "failed", ""
         self._prefetch_call = future
         timeout = self.config.memory.prefetch_timeout
         try:
             value = future.result(timeout=timeout)
         except FutureTimeout:
             stats["timeouts"] += 1
+            provider.health.failed("prefetch", f"prefetch: no answer within {timeout:g}s")
             # Whatever it returns later is dropped: it belongs to this turn, not a later one.
             future.add_done_callback(lambda _f: stats.__setitem__(
                 "late_results_dropped", stats["late_results_dropped"] + 1))
@@ -442,11 +475,14 @@ class MemoryManager:
         if self._external is None or self._journal is None:
             return
         self._replay_if_due()
-        record = self._journal.append(calls)
+        record = None if self._shutdown_report is not None else self._journal.append(calls)
         if record is None:
             # After shutdown the journal is closed; writing to it raised into the host's turn.
             log.warning("memhost is shut down; dropped late write %s for provider %r", label,
                         self._external.name)
+            return
+        if self._external.health.unavailable:
+            self._parked.append(record)  # journalled: a later session or start delivers it
             return
         self._queue_record(self._journal, record, label)
 
@@ -459,16 +495,20 @@ class MemoryManager:
             # A retry resumes at the call that failed: session_end is not repeated for a rotate.
             while remaining:
                 hook, kwargs = remaining[0]
-                self._providers.call(provider, hook, retryable=True, **kwargs)
+                if self._providers.call(provider, hook, retryable=True, **kwargs) is FAILED:
+                    raise WriteFailed(provider.stats[hook].last_error)
                 remaining.pop(0)
 
-        self._worker.submit(Task("write", label, deliver, lambda: journal.ack(record.seq)))
+        self._worker.submit(Task("write", label, deliver, lambda: journal.ack(record.seq),
+                                 lambda error, attempts: self._dead.park_for(  # type: ignore[union-attr]
+                                     provider, remaining, error, attempts)))
 
     def _replay_if_due(self) -> None:
         # Locked: a write submitted meanwhile from another thread (the background review's
         # mirrored writes) must wait until the replayed writes are queued ahead of it.
         with self._replay_lock:
-            if self._replay_due and self._shutdown_report is None:
+            if self._replay_due and self._shutdown_report is None and (
+                    self._external is None or not self._external.health.unavailable):
                 self._replay_due = False
                 self._replay_orphans()
 
@@ -504,14 +544,20 @@ class MemoryManager:
             # parked in a retry wait, which stops at once) left the report's status to a race.
             writes, prefetches, active = self._worker.drain(started + bound * 0.9)
             if self._prefetch_pool is not None:
-                self._prefetch_pool.shutdown(wait=False, cancel_futures=True)
+                self._prefetch_pool.shutdown()
             finished = threading.Event()
             reports: dict[str, dict[str, Any]] = {}
             shut_down: list[str] = []
+            own_journals = [*self._replaying, *([self._journal] if self._journal else [])]
 
-            def finalize() -> None:
-                # Never shut a provider down while one of its tasks is still running.
-                self._worker.join(None)
+            def finalize(wait: float | None = None) -> None:
+                # Never shut a provider down while one of its tasks is still running, nor give
+                # up a journal: a journal whose lock is free is replayed by the next manager,
+                # and a write still running would then be delivered twice.
+                if not self._worker.join(wait):
+                    return
+                for journal in own_journals:
+                    journal.close()
                 for provider in reversed(list(self._providers)):
                     value = self._providers.call(provider, "shutdown")
                     shut_down.append(provider.name)
@@ -519,28 +565,30 @@ class MemoryManager:
                         reports[provider.name] = value
                 finished.set()
 
-            threading.Thread(target=finalize, name="memhost-shutdown", daemon=True).start()
+            try:
+                threading.Thread(target=finalize, name="memhost-shutdown", daemon=True).start()
+            except RuntimeError:  # no thread can start: finish here, within the bound
+                finalize(max(0.0, deadline - time.monotonic()))
             done = finished.wait(max(0.0, deadline - time.monotonic()))
-            own_journals = [*self._replaying, *([self._journal] if self._journal else [])]
-            for journal in own_journals:
-                journal.close()
             # This manager's own journals only: the folder may also hold the journal of another
             # live manager of the same provider, whose writes this shutdown did not leave behind.
             kept = sum(len(j.pending()) for j in own_journals)
             lost_by_providers = sum(int(v) for r in reports.values() for k, v in r.items()
                                     if k.startswith("abandoned") and isinstance(v, int))
+            failed = self._external.health.failed_writes if self._external else 0
             if not done:
                 status = "timed_out"
-            elif writes or prefetches or active or lost_by_providers:
+            elif writes or prefetches or active or lost_by_providers or kept or failed:
                 status = "completed_with_loss"
             else:
                 status = "drained"
             report = ShutdownReport(status, writes, prefetches, active, kept, tuple(shut_down),
-                                    reports, round(time.monotonic() - started, 3))
+                                    reports, round(time.monotonic() - started, 3), failed)
             if status != "drained":
                 log.warning("memory shutdown %s: abandoned %d queued write(s) and %d queued "
                             "prefetch(es), %d task(s) still running; %d write(s) kept in the "
-                            "outbox for the next start", status, writes, prefetches, active, kept)
+                            "outbox for the next start, %d parked as failed", status, writes,
+                            prefetches, active, kept, failed)
             self._shutdown_report = report
             return report
 
@@ -555,6 +603,8 @@ class MemoryManager:
                                      "stuck": stuck, **self._prefetch_stats}
             providers.append(entry)
         configured = self.config.memory.provider.strip()
+        failed_writes = self._dead.count() if self._dead else 0
+        usable = self._external is not None and not self._external.health.unavailable
         return {
             "home": str(self.home),
             "session_id": self.session_id,
@@ -562,14 +612,15 @@ class MemoryManager:
             "turns": self._turns,
             "configured_provider": configured,
             "external_provider": self._external.name if self._external else None,
-            "builtin_only": self._external is None,
+            "builtin_only": not usable,
             "configured_provider_active": configured.lower() in BUILTIN_ONLY
-            or (self._external is not None and self._external.name == configured),
+            or (usable and self._external.name == configured),  # type: ignore[union-attr]
             "providers": providers,
             "tools": {name: p.name for name, p in self._tools.items()},
-            "problems": list(self.problems),
+            "problems": [*self.problems, *health_problems(self._providers, self._dead)],
             "background": self._worker.status(),
             "outbox_pending": self._outbox.pending_count() if self._outbox else 0,
+            "failed_writes": failed_writes,
             "shutdown": self._shutdown_report.as_dict() if self._shutdown_report else None,
             "review": self.reviewer.status() if hasattr(self.reviewer, "status") else None,
             "pending_writes": PendingStore(self.home).count(),

@@ -25,7 +25,7 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
-from memhost.files import PRIVATE_FILE, ensure_private_dir
+from memhost.files import PRIVATE_FILE, atomic_write_text, ensure_private_dir
 
 log = logging.getLogger(__name__)
 
@@ -128,6 +128,17 @@ class Outbox:
             else:
                 journal.close()
         return found
+
+    def requeue(self, writes: list[tuple[tuple[str, dict[str, Any]], ...]]) -> Path:
+        """Hand ``writes`` back as a journal no manager holds: the next manager started with
+        this provider replays them, in this order, like the writes of a manager that is gone."""
+        ensure_private_dir(self.folder)
+        path = self.folder / f"retry-{os.getpid()}-{secrets.token_hex(4)}.jsonl"
+        lines = [json.dumps({"seq": seq, "calls": [[hook, kwargs] for hook, kwargs in calls]},
+                            ensure_ascii=False, default=str)
+                 for seq, calls in enumerate(writes, 1)]
+        atomic_write_text(path, "".join(line + "\n" for line in lines))
+        return path
 
     def pending_count(self) -> int:
         if not self.folder.is_dir():

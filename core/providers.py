@@ -17,16 +17,22 @@ import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from typing import Any
 
 import pluggy
 
 from memhost import hookspecs
+from memhost.bounded import DaemonExecutor
 from memhost.errors import ProviderError, RetryableError
+from memhost.faultlog import FaultLog
+from memhost.health import Health
 from memhost.security.redact import redact
 
 log = logging.getLogger("memhost.providers")
+faults = FaultLog(log)
 
 TRACE_ENV = "MEMHOST_TRACE_HOOKS"
 
@@ -46,6 +52,11 @@ RETURN_TYPES: dict[str, tuple[type, ...]] = {
     "pre_compress": (str, type(None)),
     "shutdown": (dict, type(None)),
 }
+
+#: Hooks the host's thread waits for. An external provider's calls to them run on that
+#: provider's own daemon thread and are waited for at most ``memory.hook_timeout``.
+BOUNDED_HOOKS = frozenset({"check_available", "initialize", "prompt_fragment", "tool_schemas",
+                           "handle_tool_call", "pre_compress"})
 
 
 def wrong_type(hook: str, value: Any) -> str | None:
@@ -91,6 +102,11 @@ class Provider:
     hooks: frozenset[str]
     stats: dict[str, HookStats] = field(default_factory=dict)
     last_error: str = ""
+    health: Health = field(default_factory=Health)
+    #: How long the host waits for one of :data:`BOUNDED_HOOKS` (``None``: called in place).
+    call_timeout: float | None = None
+    stuck: Future[Any] | None = None
+    executor: DaemonExecutor | None = None
 
     @property
     def is_builtin(self) -> bool:
@@ -103,6 +119,7 @@ class Provider:
             "hooks": sorted(self.hooks),
             "errors": sum(s.errors for s in self.stats.values()),
             "last_error": self.last_error,
+            "health": self.health.as_dict(),
             "calls": {hook: s.as_dict() for hook, s in sorted(self.stats.items())},
         }
 
@@ -125,8 +142,9 @@ class ProviderSet:
     def get(self, name: str) -> Provider | None:
         return self._providers.get(name)
 
-    def register(self, plugin: Any, name: str) -> Provider:
-        """Validate ``plugin`` against the spec and add it; :class:`ProviderError` names it."""
+    def register(self, plugin: Any, name: str, *, call_timeout: float | None = None) -> Provider:
+        """Validate ``plugin`` against the spec and add it; :class:`ProviderError` names it.
+        ``call_timeout`` bounds the host's wait for its :data:`BOUNDED_HOOKS`."""
         if name in self._providers:
             raise ProviderError(f"a provider named {name!r} is already registered")
         try:
@@ -151,7 +169,8 @@ class ProviderSet:
         if problems:
             self.pm.unregister(plugin)
             raise ProviderError(f"provider {name!r} " + "; ".join(problems))
-        provider = Provider(name, plugin, frozenset(c.name for c in callers))
+        provider = Provider(name, plugin, frozenset(c.name for c in callers),
+                            call_timeout=call_timeout)
         with self._lock:
             self._providers[name] = provider
             self._callers.clear()
@@ -171,6 +190,40 @@ class ProviderSet:
         propagates so the caller can keep the work for later."""
         if hook not in provider.hooks:
             return None
+        if provider.health.unavailable and hook not in ("initialize", "shutdown"):
+            # Resting until the next session start (see memhost.health). A write queued before
+            # it became unavailable waits in the outbox rather than count as delivered.
+            if retryable:
+                raise RetryableError(f"provider {provider.name!r} is unavailable this session")
+            return None
+        if provider.call_timeout is not None and hook in BOUNDED_HOOKS:
+            return self._bounded(provider, hook, kwargs)
+        return self._call(provider, hook, retryable, kwargs)
+
+    def _bounded(self, provider: Provider, hook: str, kwargs: dict[str, Any]) -> Any:
+        """The call on the provider's own daemon thread; the host waits ``call_timeout``."""
+        stats = provider.stats.setdefault(hook, HookStats())
+        if provider.stuck is not None and not provider.stuck.done():
+            self._fault(provider, hook, stats, "skipped: an earlier call of this provider has "
+                                               "not returned yet")
+            return FAILED
+        if provider.executor is None:
+            provider.executor = DaemonExecutor(f"memhost-call-{provider.name}")
+        try:
+            future = provider.executor.submit(self._call, provider, hook, False, kwargs)
+        except RuntimeError:  # no thread can start: call it here, unbounded, rather than not
+            return self._call(provider, hook, False, kwargs)
+        try:
+            return future.result(timeout=provider.call_timeout)
+        except FutureTimeout:
+            provider.stuck = future
+            self._fault(provider, hook, stats, f"gave no answer within {provider.call_timeout:g}s "
+                                               "(memory.hook_timeout); later calls are skipped "
+                                               "until it returns")
+            return FAILED
+
+    def _call(self, provider: Provider, hook: str, retryable: bool,
+              kwargs: dict[str, Any]) -> Any:
         stats = provider.stats.get(hook)
         if stats is None:
             stats = provider.stats.setdefault(hook, HookStats())
@@ -197,6 +250,7 @@ class ProviderSet:
         if problem is not None:
             self._fault(provider, hook, stats, problem)
             return FAILED
+        provider.health.succeeded(hook)
         return value
 
     def _caller(self, provider: Provider, hook: str) -> Any:
@@ -214,8 +268,8 @@ class ProviderSet:
                exc: BaseException | None = None) -> None:
         stats.errors += 1
         stats.last_error = provider.last_error = f"{hook}: {message}"
-        log.warning("provider %r failed in %s: %s", provider.name, hook, message,
-                    exc_info=exc if exc is not None and not isinstance(exc, SystemExit) else None)
+        provider.health.failed(hook, provider.last_error)
+        faults.report(provider.name, hook, message, exc)
 
 
 def _signature_problem(caller: Any, impl: Any) -> str | None:

@@ -3,7 +3,13 @@
 Turn N's sync lands before turn N+1's, a session boundary runs ``session_end`` before ``rotate``,
 and the host's reply never waits for a provider. A write whose provider raised
 :class:`memhost.RetryableError` is retried with backoff before anything behind it runs, so order
-holds across a database restart. Shutdown drains within a bound and reports what it left.
+holds across a database restart; one that keeps failing past its retry budget, or that failed
+for another reason (:class:`WriteFailed`), is handed to the task's ``fail`` callback, which parks
+it in the dead-letter queue. Shutdown drains within a bound and reports what it left.
+
+The thread is a daemon, so a provider call that never returns cannot keep the process alive
+after shutdown; if the OS refuses to start it, work stays queued (and journalled) and the next
+submission tries again.
 """
 
 from __future__ import annotations
@@ -21,12 +27,18 @@ from memhost.errors import RetryableError
 log = logging.getLogger(__name__)
 
 
+class WriteFailed(Exception):
+    """Raised by a task's ``run`` when the write failed for good (not a passing failure)."""
+
+
 @dataclass
 class Task:
     kind: str  # "write" (kept in the outbox until acknowledged) or "prefetch" (a warm-up)
     label: str
     run: Callable[[], Any]
     acknowledge: Callable[[], None] | None = None
+    #: ``fail(error, attempts)``: the write failed for good; keep it elsewhere (may raise).
+    fail: Callable[[str, int], None] | None = None
     done: threading.Event = field(default_factory=threading.Event)
 
 
@@ -35,9 +47,10 @@ class ShutdownReport:
     """What :meth:`memhost.MemoryManager.shutdown` did.
 
     ``status`` is ``drained`` (everything ran, providers shut down), ``completed_with_loss``
-    (finished within the bound, but some work was abandoned), or ``timed_out`` (the bound passed
-    with work or a provider's ``shutdown()`` still running). Abandoned writes stay in the outbox
-    and are replayed by the next manager started with the same provider.
+    (finished within the bound, but some work was abandoned, kept for later or parked as failed),
+    or ``timed_out`` (the bound passed with work or a provider's ``shutdown()`` still running).
+    Abandoned writes stay in the outbox and are replayed by the next manager started with the
+    same provider; ``failed_writes`` were parked in ``<home>/outbox/<provider>/failed/``.
     """
 
     status: str
@@ -48,6 +61,7 @@ class ShutdownReport:
     providers_shut_down: tuple[str, ...] = ()
     provider_reports: dict[str, dict[str, Any]] = field(default_factory=dict)
     seconds: float = 0.0
+    failed_writes: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -57,10 +71,11 @@ class ShutdownReport:
 
 class BackgroundWorker:
     def __init__(self, *, name: str = "memhost-worker", retry_initial: float = 0.2,
-                 retry_max: float = 30.0) -> None:
+                 retry_max: float = 30.0, retry_budget: float = 600.0) -> None:
         self.name = name
         self.retry_initial = retry_initial
         self.retry_max = retry_max
+        self.retry_budget = retry_budget
         self._queue: deque[Task] = deque()
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
@@ -79,17 +94,35 @@ class BackgroundWorker:
                 log.warning("memhost is shutting down; dropped late %s task %s", task.kind, task.label)
                 return False
             self._queue.append(task)
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._loop, name=self.name, daemon=True)
-                self._thread.start()
+            self._ensure_thread()
             self._cond.notify()
         return True
 
-    def flush(self, timeout: float | None = None) -> bool:
-        """Wait until everything submitted so far has run; ``False`` on timeout."""
-        marker = Task("marker", "flush", lambda: None)
-        if not self.submit(marker):
+    def _ensure_thread(self) -> bool:
+        """Start the worker thread if it is not running; ``False`` when the OS refused."""
+        if self._thread is not None:
             return True
+        thread = threading.Thread(target=self._loop, name=self.name, daemon=True)
+        try:
+            thread.start()
+        except RuntimeError as exc:  # can't start new thread: the work waits, journalled
+            log.warning("memhost could not start its background worker (%s); %d task(s) wait "
+                        "and the next one tries again", exc, len(self._queue))
+            return False
+        self._thread = thread
+        return True
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Wait until everything submitted so far has run; ``False`` on timeout, or at once when
+        no worker thread can run it. After shutdown, waits for a task still running."""
+        with self._cond:
+            if not self._accepting:
+                return self._cond.wait_for(lambda: self._running is None, timeout)
+        marker = Task("marker", "flush", lambda: None)
+        if not self.submit(marker):  # shut down meanwhile
+            return self.flush(timeout)
+        if self._thread is None:
+            return False
         return marker.done.wait(timeout)
 
     # -- the loop ------------------------------------------------------------------------------
@@ -113,13 +146,20 @@ class BackgroundWorker:
                     self._cond.notify_all()
 
     def _run(self, task: Task) -> bool:
-        """Run ``task``; ``True`` when it is finished with (done, or failed for good)."""
-        delay, attempts = self.retry_initial, 0
+        """Run ``task``; ``True`` when it is finished with (done, or failed for good and kept
+        by its ``fail`` callback)."""
+        delay, attempts, started = self.retry_initial, 0, time.monotonic()
         while True:
             try:
-                task.run()
-            except RetryableError as exc:
                 attempts += 1
+                task.run()
+            except WriteFailed as exc:
+                return self._give_up(task, str(exc), attempts)
+            except RetryableError as exc:
+                if time.monotonic() - started + delay > self.retry_budget and task.fail:
+                    return self._give_up(task, f"still failing after {attempts} attempts over "
+                                               f"{time.monotonic() - started:.0f}s "
+                                               f"(memory.write_retry_budget): {exc}", attempts)
                 self.retrying = {"task": task.label, "attempts": attempts, "last_error": str(exc),
                                  "next_retry_in": round(delay, 2)}
                 if attempts == 1 or attempts % 10 == 0:
@@ -134,6 +174,17 @@ class BackgroundWorker:
             self.retrying = {}
             return True
 
+    def _give_up(self, task: Task, error: str, attempts: int) -> bool:
+        self.retrying = {}
+        if task.fail is None:
+            return True
+        try:
+            task.fail(error, attempts)
+        except Exception:  # could not keep it elsewhere: it stays in the journal
+            log.exception("could not park failed write %s; it stays in the outbox", task.label)
+            return False
+        return True
+
     # -- shutdown ------------------------------------------------------------------------------
 
     def drain(self, deadline: float) -> tuple[int, int, int]:
@@ -144,6 +195,8 @@ class BackgroundWorker:
         with self._cond:
             self._accepting = False
             while (self._queue or self._running) and time.monotonic() < deadline:
+                if self._thread is None and not self._ensure_thread():
+                    break  # nothing can run the queue: it stays in the outbox
                 self._cond.wait(max(0.0, deadline - time.monotonic()))
             left = list(self._queue)
             self._queue.clear()
@@ -164,7 +217,7 @@ class BackgroundWorker:
         return writes, prefetches, active
 
     def join(self, timeout: float | None) -> bool:
-        if self._thread is None:
+        if self._thread is None:  # never started: nothing runs
             return True
         self._thread.join(timeout)
         return not self._thread.is_alive()

@@ -28,6 +28,26 @@ def tool(name: str, description: str = "A test tool.") -> dict[str, Any]:
             "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}
 
 
+def bounded(fn: Callable[[], Any], timeout: float = 30.0) -> Any:
+    """``fn()`` on a daemon thread: its result, or a test failure when it has not returned
+    within ``timeout`` (a hang fails the test instead of stalling the suite)."""
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # surfaced below
+            box["error"] = exc
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(timeout)
+    assert not thread.is_alive(), "a host call hung"
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
 def wait_for(predicate: Callable[[], Any], timeout: float = 5.0, interval: float = 0.005) -> Any:
     """Poll ``predicate`` until it is truthy; fail the test after ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
@@ -184,14 +204,18 @@ class Boom(RuntimeError):
 
 class RaisesEverywhere:
     """Raises in every hook. Its one tool still reaches the manager so that ``handle_tool_call``
-    is exercised too: ``tool_schemas`` raises only when ``schemas_raise`` is set."""
+    is exercised too: ``tool_schemas`` raises only when ``schemas_raise`` is set. With
+    ``starts=True`` its ``initialize`` succeeds, so the session goes on calling its other hooks
+    (a failed ``initialize`` makes it unavailable for the session)."""
 
-    def __init__(self, *, schemas_raise: bool = False) -> None:
+    def __init__(self, *, schemas_raise: bool = False, starts: bool = False) -> None:
         self.schemas_raise = schemas_raise
+        self.starts = starts
 
     @hookimpl
     def initialize(self, session_id: str) -> None:
-        raise Boom("boom in initialize")
+        if not self.starts:
+            raise Boom("boom in initialize")
 
     @hookimpl
     def prompt_fragment(self) -> str | None:
@@ -245,11 +269,16 @@ class RaisesEverywhere:
 
 
 class Exits:
-    """Calls ``sys.exit`` in every hook but ``tool_schemas`` (so its tool handler is reached)."""
+    """Calls ``sys.exit`` in every hook but ``tool_schemas`` (so its tool handler is reached);
+    in ``initialize`` only unless ``starts``."""
+
+    def __init__(self, *, starts: bool = False) -> None:
+        self.starts = starts
 
     @hookimpl
     def initialize(self) -> None:
-        sys.exit(3)
+        if not self.starts:
+            sys.exit(3)
 
     @hookimpl
     def prompt_fragment(self) -> str | None:

@@ -7,7 +7,6 @@ status() names each fault: the provider, the hook and the error.
 from __future__ import annotations
 
 import json
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ import pytest
 from memhost import MemoryManager, ShutdownReport, Turn, hookimpl
 from providers_for_tests import (
     BadSchemas,
+    bounded,
     Exits,
     Hangs,
     RaisesEverywhere,
@@ -23,9 +23,14 @@ from providers_for_tests import (
     WrongTypes,
 )
 
-LIFECYCLE = ("initialize", "prompt_fragment", "handle_tool_call", "prefetch", "queue_prefetch",
-             "sync_turn", "session_end", "rotate", "pre_compress", "on_builtin_write",
+#: Hooks a session calls (rotate is not: it follows session_end in one write, and when that
+#: session_end fails the two are parked together, in order).
+LIFECYCLE = ("prompt_fragment", "handle_tool_call", "prefetch", "queue_prefetch",
+             "sync_turn", "session_end", "pre_compress", "on_builtin_write",
              "on_subtask", "shutdown")
+#: What full_session writes for the provider: 4 syncs, 4 mirrored memory adds, a subtask, the
+#: new-conversation rotation and the session end.
+WRITES = 11
 
 
 def full_session(manager: MemoryManager, provider_tool: str | None) -> dict[str, Any]:
@@ -61,21 +66,7 @@ def full_session(manager: MemoryManager, provider_tool: str | None) -> dict[str,
 
 def run_bounded(manager: MemoryManager, provider_tool: str | None) -> dict[str, Any]:
     """Run the session on a thread so a hang fails the test instead of stalling the suite."""
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["seen"] = full_session(manager, provider_tool)
-        except BaseException as exc:  # surfaced below
-            box["error"] = exc
-
-    thread = threading.Thread(target=target, daemon=True)
-    thread.start()
-    thread.join(30)
-    assert not thread.is_alive(), "a session call hung"
-    if "error" in box:
-        raise box["error"]
-    return box["seen"]
+    return bounded(lambda: full_session(manager, provider_tool))
 
 
 def check_host_unharmed(home: Path, seen: dict[str, Any]) -> None:
@@ -104,7 +95,7 @@ def manager(home: Path) -> MemoryManager:
 
 
 def test_provider_raising_in_every_hook(manager: MemoryManager, home: Path) -> None:
-    assert manager.register_provider(RaisesEverywhere(), name="raiser")
+    assert manager.register_provider(RaisesEverywhere(starts=True), name="raiser")
     seen = run_bounded(manager, "raiser_tool")
     check_host_unharmed(home, seen)
     errors = faults(seen["status"], "raiser")
@@ -116,13 +107,37 @@ def test_provider_raising_in_every_hook(manager: MemoryManager, home: Path) -> N
     tool_error = seen["tool_answers"][1]
     assert tool_error["success"] is False and "boom in handle_tool_call" in tool_error["error"]
     assert [t.recall for t in seen["turns"]] == ["failed"] * 4
-    assert seen["report"].status == "drained"
+    # Every write failed for good: parked in failed/, counted, never silently dropped.
+    assert seen["report"].status == "completed_with_loss"
+    assert seen["report"].failed_writes == WRITES and seen["status"]["failed_writes"] == WRITES
     assert seen["report"].providers_shut_down == ("raiser", "builtin")
-    assert seen["status"]["outbox_pending"] == 0  # faults are counted, not kept forever
+    assert seen["status"]["outbox_pending"] == 0
+    folder = home / "outbox" / "raiser" / "failed"
+    parked = [[hook for hook, _ in json.loads(p.read_text())["calls"]]
+              for p in folder.glob("*.json")]
+    assert len(parked) == WRITES and ["session_end", "rotate"] in parked
+    assert entry["health"]["state"] == "degraded"
+
+
+def test_provider_whose_initialize_raises_is_unavailable_for_the_session(
+        manager: MemoryManager, home: Path) -> None:
+    assert manager.register_provider(RaisesEverywhere(), name="raiser")
+    seen = run_bounded(manager, "raiser_tool")
+    check_host_unharmed(home, seen)
+    # Nothing but initialize and shutdown was called: no turn waits on a provider that could
+    # not start, and its writes wait in the outbox for a session that can start it.
+    assert set(faults(seen["status"], "raiser")) == {"initialize", "shutdown"}
+    assert [t.recall for t in seen["turns"]] == ["unavailable"] * 4
+    assert "unavailable this session" in seen["tool_answers"][1]["error"]
+    (problem,) = [p for p in seen["status"]["problems"] if p["provider"] == "raiser"]
+    assert "boom in initialize" in problem["problem"]
+    assert seen["report"].kept_in_outbox == WRITES and seen["status"]["outbox_pending"] == WRITES
+    assert seen["report"].status == "completed_with_loss"
 
 
 def test_provider_whose_tool_schemas_raise(manager: MemoryManager, home: Path) -> None:
-    assert manager.register_provider(RaisesEverywhere(schemas_raise=True), name="raiser")
+    assert manager.register_provider(RaisesEverywhere(schemas_raise=True, starts=True),
+                                     name="raiser")
     seen = run_bounded(manager, None)
     check_host_unharmed(home, seen)
     assert seen["tools"] == ["memory"]
@@ -132,7 +147,7 @@ def test_provider_whose_tool_schemas_raise(manager: MemoryManager, home: Path) -
 
 
 def test_provider_calling_sys_exit(manager: MemoryManager, home: Path) -> None:
-    assert manager.register_provider(Exits(), name="exiter")
+    assert manager.register_provider(Exits(starts=True), name="exiter")
     seen = run_bounded(manager, "exiter_tool")
     check_host_unharmed(home, seen)
     errors = faults(seen["status"], "exiter")
@@ -140,7 +155,7 @@ def test_provider_calling_sys_exit(manager: MemoryManager, home: Path) -> None:
         assert "SystemExit" in errors.get(hook, ""), (hook, errors)
     assert "exit in sync_turn" in errors["sync_turn"]
     assert seen["tool_answers"][1]["success"] is False
-    assert seen["report"].status == "drained"
+    assert seen["report"].failed_writes == WRITES
 
 
 def test_provider_hanging_in_prefetch_and_sync(manager: MemoryManager, home: Path) -> None:

@@ -137,11 +137,15 @@ def test_the_dsn_is_a_secret_kept_in_the_env_store(home: Path) -> None:
     assert values["dsn"] == secret and values["schema"] == "team_memory"
 
 
-def test_an_unreachable_server_keeps_writes_for_later(home: Path) -> None:
+def test_an_unreachable_server_fails_initialize_and_keeps_writes_for_later(home: Path) -> None:
     made = load_folder_provider(FOLDER)
     config = {"dsn": "host=127.0.0.1 port=1 dbname=test user=postgres", "connect_timeout": 1,
               "schema": "nowhere"}
-    made.initialize(session_id="s", home=home, config=config, context="primary")
+    # initialize fails (memhost then reports the provider unavailable for the session), and the
+    # pool is closed rather than left reconnecting in the background
+    with pytest.raises(RetryableError):
+        made.initialize(session_id="s", home=home, config=config, context="primary")
+    assert made.store is None
     try:
         with pytest.raises(RetryableError):
             made.sync_turn(user_content="the albatross report", assistant_content="done",

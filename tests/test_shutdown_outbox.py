@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from memhost import MemoryManager, RetryableError, hookimpl
-from providers_for_tests import Recorder, WedgedSync
+from providers_for_tests import Recorder, WedgedSync, wait_for
 
 
 def session(home: Path, provider: Any, name: str, session_id: str,
@@ -152,34 +152,38 @@ def test_wedged_provider_shutdown_is_bounded_and_replayed_once(home: Path) -> No
         assert report.providers_shut_down == ()  # never while a provider task runs
         assert "shutdown" not in wedged.hooks()
         assert first.status()["shutdown"]["kept_in_outbox"] == 3
-
-        # the next manager, with a fresh instance of the same provider, replays the outbox
-        fresh = Recorder()
-        second = session(home, fresh, "store", "s2")
-        turn(second, 4)
-        assert second.flush(5)
-        assert synced(fresh) == [
-            "question number 1", "question number 2", "question number 3", "question number 4"]
-        assert [s["session_id"] for s in fresh.of("sync_turn")] == ["s1", "s1", "s1", "s2"]
-        assert second.shutdown(timeout=2).status == "drained"
-        assert journals(home, "store") == []
-
-        # nothing is delivered twice: a third manager finds nothing left
-        assert replayed(home, "store", "s3") == []
     finally:
         wedged.release.set()
+    # sync 1 returns: the first manager acknowledges it, then gives its journal up and shuts
+    # its provider down (a journal given up while sync 1 still ran would deliver it twice)
+    wait_for(lambda: "shutdown" in wedged.hooks())
+    assert synced(wedged) == ["question number 1"]
+
+    # the next manager, with a fresh instance of the same provider, replays the outbox
+    fresh = Recorder()
+    second = session(home, fresh, "store", "s2")
+    turn(second, 4)
+    assert second.flush(5)
+    assert synced(fresh) == ["question number 2", "question number 3", "question number 4"]
+    assert [s["session_id"] for s in fresh.of("sync_turn")] == ["s1", "s1", "s2"]
+    assert second.shutdown(timeout=2).status == "drained"
+    assert journals(home, "store") == []
+
+    # nothing is delivered twice: a third manager finds nothing left
+    assert replayed(home, "store", "s3") == []
+
+
+class DatabaseDown(Recorder):
+    @hookimpl
+    def sync_turn(self) -> None:
+        raise RetryableError("database is locked")
 
 
 def test_replay_waits_for_initialize(home: Path) -> None:
-    wedged = WedgedSync()
-    first = session(home, wedged, "db", "s1")
-    try:
-        turn(first, 1)
-        turn(first, 2)
-        assert wedged.entered.wait(5)
-        first.shutdown(timeout=0.3)
-    finally:
-        wedged.release.set()
+    first = session(home, DatabaseDown(), "db", "s1")
+    turn(first, 1)
+    turn(first, 2)
+    first.shutdown(timeout=0.3)
 
     class NeedsInit(Recorder):
         """Like a real provider: it can only write once initialize opened its connection."""
@@ -213,12 +217,7 @@ def test_replay_waits_for_initialize(home: Path) -> None:
 
 
 def test_write_parked_in_retry_is_kept_and_replayed(home: Path) -> None:
-    class AlwaysLocked(Recorder):
-        @hookimpl
-        def sync_turn(self) -> None:
-            raise RetryableError("database is locked")
-
-    first = session(home, AlwaysLocked(), "db", "s1")
+    first = session(home, DatabaseDown(), "db", "s1")
     turn(first, 1)
     deadline = time.monotonic() + 5
     while not first.status()["background"]["retrying"] and time.monotonic() < deadline:

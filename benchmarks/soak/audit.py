@@ -37,6 +37,7 @@ class Delivery:
     index: int
     last_of_killed: bool
     by: str
+    at: float = 0.0  # when the provider took it (wall clock)
 
 
 @dataclass
@@ -186,10 +187,12 @@ def run_audit(run: Path, homes: list[Path], killed: set[str], provider: str) -> 
             else:
                 continue
             delivered[key].append(Delivery(path.name, index, killed_log and index == len(records) - 1,
-                                           str(record.get("by"))))
+                                           str(record.get("by")), float(record.get("at") or 0)))
     audit.deliveries_expected = len(expected)
     for key, queued_by in expected.items():
-        got = delivered.get(key, [])
+        # In the order they happened, not the order of the log files' names: a write taken by
+        # w2 just before it was killed and replayed by w0 is w2's first.
+        got = sorted(delivered.get(key, []), key=lambda d: d.at)
         label = f"{key[0]} {key[1:]!r}"[:110]
         if not got:
             audit.missing.append(f"{label} (queued by {queued_by})")

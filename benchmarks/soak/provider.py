@@ -57,7 +57,9 @@ class SoakProvider:
             if self._fd < 0:
                 raise RuntimeError("the soak provider was shut down")
             self._seq += 1
-            record = {"hook": hook, "by": self.label, "pid": os.getpid(), "seq": self._seq, **fields}
+            # "at": the audit orders one write's deliveries across processes by it.
+            record = {"hook": hook, "by": self.label, "pid": os.getpid(), "seq": self._seq,
+                      "at": time.time(), **fields}
             os.write(self._fd, (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8"))
 
     # -- hooks -------------------------------------------------------------------------------

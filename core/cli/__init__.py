@@ -17,8 +17,8 @@ from memhost import __version__
 from memhost.errors import MemhostError
 
 # Order is the order shown in --help.
-COMMAND_MODULES = ("memory", "config", "providers", "settings", "recall", "doctor", "chat", "mcp",
-                   "demo")
+COMMAND_MODULES = ("memory", "config", "providers", "outbox", "settings", "recall", "doctor",
+                   "chat", "mcp", "demo")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -293,6 +293,12 @@ def check_providers(ctx: Context) -> dict[str, Any]:
     return doctor_section(ctx)
 
 
+def check_outbox(ctx: Context) -> dict[str, Any]:
+    from memhost.cli.outbox import doctor_section
+
+    return doctor_section(ctx)
+
+
 def check_curator(ctx: Context) -> dict[str, Any]:
     from memhost.cli.curator import doctor_section
 
@@ -308,6 +314,7 @@ SECTIONS: list[Section] = [
     check_pending,
     check_curator,
     check_providers,
+    check_outbox,
 ]
 
 

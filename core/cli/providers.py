@@ -373,6 +373,7 @@ def doctor_section(ctx: Any) -> dict[str, Any]:
     from memhost import discovery
     from memhost.authoring.checker import availability
     from memhost.cli.doctor import section
+    from memhost.health import probe
 
     home = ctx.home
     problems: list[str] = []
@@ -388,7 +389,11 @@ def doctor_section(ctx: Any) -> dict[str, Any]:
         status, reason = availability(candidate, home, tables.get(candidate.name))
         is_configured = candidate.name == configured
         if is_configured and status == "available":
-            status, active = "active", True
+            # check_available never touches the network; starting it shows a service it
+            # cannot reach.
+            reason = probe(candidate, home, tables.get(candidate.name),
+                           ctx.settings.hook_timeout) or ""
+            status, active = ("unavailable", False) if reason else ("active", True)
         rows.append({**candidate.as_dict(), "status": status, "reason": reason,
                      "configured": is_configured})
         state, missing, schema_error = _secrets(

@@ -103,17 +103,21 @@ class PostgresRecall(RecallProvider):
         return None
 
     def start(self, home: Path) -> None:
-        """Connect and migrate now; if the server is down, writes wait in the outbox
-        (``RetryableError``) and recall is skipped until it is back."""
+        """Connect and migrate now. If the server cannot be reached, ``initialize`` fails:
+        memhost reports the provider unavailable for the session and keeps its writes in the
+        outbox, instead of every turn waiting on a pool that keeps reconnecting."""
         with self._lock:
             if self.store is None:
                 self.store = self.open_store(home, self.config)
             self.recall_timeout_ms = self.store.read_timeout_ms
         try:
             self.store.open()
-        except RetryableError as exc:
-            log.warning("PostgreSQL recall store is not reachable yet (%s); writes wait in the "
-                        "outbox until it is", exc)
+        except RetryableError:
+            with self._lock:
+                store, self.store = self.store, None
+            if store is not None:
+                store.close()  # stops the pool's reconnection attempts
+            raise
 
     def store_for_writing(self) -> Any:
         if self.store is None:

@@ -94,6 +94,9 @@ class RecallStore(Browse):
                 return
             try:
                 if not self._opened:
+                    # One direct attempt first: a refused or unknown server fails at once, not
+                    # after the pool has retried for connect_timeout seconds.
+                    psycopg.connect(self.pool.conninfo, **self.pool.kwargs).close()
                     self.pool.open(wait=False)
                     self._opened = True
                 self._migrate()
