@@ -73,7 +73,8 @@ __all__ = [
     "QueryPlan", "RETIRED", "Ranking", "RecallProvider", "SEARCH_TOOL", "SESSION", "STATES",
     "SUBTASK", "SUPERSEDED", "SearchArgs", "TURN", "ToolArgumentError", "USER", "answer",
     "date_text", "display", "error", "float_setting", "forget_id", "idf", "index_text",
-    "int_setting", "item_key", "newest_exchange", "one_line", "pack", "plan_query", "query_words", "rank", "search",
+    "int_setting", "item_key", "newest_exchange", "one_line", "pack", "plan_query", "query_words",
+    "rank", "search",
     "search_args", "snippet", "subtask_body", "tool_schemas", "transcript", "turn_items",
     "turn_key", "user_text",
 ]

@@ -13,9 +13,11 @@ what differs from one database to the next:
   :class:`memhost.RetryableError` so the write waits in the outbox);
 - its own ``check_available`` and ``prompt_fragment`` hooks.
 
-The store offers ``add``, ``add_many``, ``note``, ``forget``, ``search``, ``recent``, ``prefetch`` (a
-search that leaves out the newest turn of the given sessions), ``stats``, ``vacuum`` and ``close``,
-as the bundled stores do; ``search`` and ``prefetch`` take a :class:`memhost.recall.Ranking`. A subclass that overrides one of the hooks below marks the override with
+The store offers ``add``, ``add_many``, ``note``, ``forget``, ``search``, ``recent``,
+``prefetch`` (a search that leaves out the newest turn of the given sessions), ``put_vectors``,
+``stats``, ``vacuum`` and ``close``, as the bundled stores do; ``search`` and ``prefetch`` take a
+:class:`memhost.recall.Ranking` and, for semantic recall, a :class:`memhost.recall.hybrid.Semantic`.
+A subclass that overrides one of the hooks below marks the override with
 ``@memhost.hookimpl`` again: pluggy reads the mark from the method the object ends up with, so an
 unmarked override is no hook at all.
 """

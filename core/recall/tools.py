@@ -121,6 +121,7 @@ def float_setting(config: dict[str, Any], key: str, default: float, *, low: floa
     return max(low, min(high, float(value)))
 
 
-__all__ = ["FORGET_TOOL", "MAX_SEARCH_LIMIT", "SEARCH_TOOL", "SearchArgs", "ToolArgumentError", "moment",
+__all__ = ["FORGET_TOOL", "MAX_SEARCH_LIMIT", "SEARCH_TOOL", "SearchArgs", "ToolArgumentError",
+           "moment",
            "answer", "error", "float_setting", "forget_id", "int_setting", "search_args",
            "tool_schemas"]

@@ -433,7 +433,8 @@ class RecallStore(Browse):
     def vacuum(self) -> dict[str, Any]:
         """Merge the full-text index, checkpoint the log into the file, and rebuild the file."""
         before = sum(_size(Path(f"{self.path}{s}")) for s in ("", "-wal"))
-        self.write(lambda conn: conn.execute("INSERT INTO items_terms (items_terms) VALUES ('optimize')"))
+        self.write(lambda conn: conn.execute(
+            "INSERT INTO items_terms (items_terms) VALUES ('optimize')"))
         conn = self.connection()
         self._passing(lambda: self._retry_locked(lambda: conn.execute("VACUUM")))
         self._passing(lambda: conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone())
