@@ -18,6 +18,7 @@ MODULES = (
     "bench_recall",
     "bench_redaction",
     "bench_injection",
+    "bench_locomo",
 )
 
 

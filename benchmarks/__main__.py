@@ -64,6 +64,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="list the benchmarks and exit")
     parser.add_argument("--dir", type=Path, help="scratch folder on the disk to measure "
                         "(default: $MEMHOST_BENCH_DIR or the system temp folder)")
+    parser.add_argument("--locomo", metavar="PATH", type=Path, help="recall_locomo: the LoCoMo "
+                        "data (data/locomo10.json, or a folder of its per-conversation files)")
+    parser.add_argument("--conversations", metavar="ID,...", help="recall_locomo: which "
+                        "conversations (default: the development set 26,30,41,42,43)")
+    parser.add_argument("--embedder", choices=("wordllama", "hashed"), help="recall_locomo: "
+                        "also measure hybrid recall with this embedding model (see "
+                        "benchmarks/bench_locomo.py)")
     parser.add_argument("-v", "--verbose", action="store_true", help="print progress notes")
     parser.add_argument("--plot", metavar="FILE", type=Path,
                         help="draw every row against its target to FILE (a .png; needs "
@@ -106,7 +113,10 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger().addHandler(handler)
     scratch = args.dir or default_scratch()
     scratch.mkdir(parents=True, exist_ok=True)
-    ctx = Context(quick=args.quick, scratch=scratch, verbose=args.verbose)
+    options: dict[str, object] = {"locomo": args.locomo, "embedder": args.embedder}
+    if args.conversations:
+        options["conversations"] = tuple(c.strip() for c in args.conversations.split(",") if c.strip())
+    ctx = Context(quick=args.quick, scratch=scratch, verbose=args.verbose, options=options)
     print(f"memhost benchmarks ({'quick' if args.quick else 'full'} run) on {platform.node()}: "
           f"{os.cpu_count()} CPUs, Python {platform.python_version()}, scratch {scratch}",
           flush=True)

@@ -569,3 +569,8 @@ def openapi(port: int) -> dict[str, Any]:
 
 
 OPENAPI_PATH = "/api/openapi.json"
+
+# The recall tab's endpoints live in their own module (it imports the names above).
+from memhost.web.recall_api import ENDPOINTS as _RECALL_ENDPOINTS  # noqa: E402
+
+ENDPOINTS += _RECALL_ENDPOINTS

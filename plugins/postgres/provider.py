@@ -16,9 +16,9 @@ import secrets
 from pathlib import Path
 from typing import Any
 
-from memhost import hookimpl
+from memhost import hookimpl, recall
 from memhost.errors import ConfigError, RetryableError
-from memhost.recall import RecallProvider, ranking
+from memhost.recall import RecallProvider
 
 from .config_schema import CONFIG_SCHEMA
 
@@ -67,15 +67,15 @@ class PostgresRecall(RecallProvider):
         problem = self.check_available(merged)
         if problem:
             raise ConfigError(problem)
-        statement = ranking.int_setting(merged, "statement_timeout_ms", 5000, low=100,
+        statement = recall.int_setting(merged, "statement_timeout_ms", 5000, low=100,
                                        high=600000)
         # A recall must give up before the manager stops waiting for it.
         read = max(100, min(statement, int(prefetch_timeout(home) * 1000 * 0.5)))
         owner = user_id(merged)
         return RecallStore(
             str(merged["dsn"]), schema=str(merged["schema"]), user_id=owner,
-            pool_size=ranking.int_setting(merged, "pool_size", 4, low=1, high=64),
-            connect_timeout=ranking.float_setting(merged, "connect_timeout", 5.0, low=1,
+            pool_size=recall.int_setting(merged, "pool_size", 4, low=1, high=64),
+            connect_timeout=recall.float_setting(merged, "connect_timeout", 5.0, low=1,
                                                  high=120),
             statement_timeout_ms=statement, read_timeout_ms=read,
             application_name=f"memhost-recall {owner}")
@@ -163,5 +163,5 @@ class PostgresRecall(RecallProvider):
         try:
             return super().handle_tool_call(tool_name, arguments)
         except RetryableError as exc:
-            return ranking.error(f"The recall database is not reachable right now ({exc}); "
+            return recall.error(f"The recall database is not reachable right now ({exc}); "
                                 "try again later.")
