@@ -4,6 +4,9 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.memhost-installed
+# The suite runs on every core (pytest-xdist); tests that share one costly fixture carry an
+# xdist_group mark and stay on one worker. XDIST= runs it in one process.
+XDIST  ?= -n auto --dist loadgroup
 
 .PHONY: demo test bench soak clean
 
@@ -11,7 +14,7 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(STAMP): pyproject.toml | $(BIN)/python
+$(STAMP): pyproject.toml setup.py | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	@touch $(STAMP)
 
@@ -19,7 +22,7 @@ demo: $(STAMP)
 	$(BIN)/memhost demo
 
 test: $(STAMP)
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest $(XDIST) $(PYTEST_ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks $(if $(QUICK),--quick,) $(BENCH_ARGS)

@@ -17,7 +17,8 @@ import pytest
 from services import chromium_problem, launch_chromium, require_service
 from test_settings_api import SECRET, Server, make_home, snapshot, stage, start_server
 
-pytestmark = pytest.mark.browser
+# One worker runs them all, so pytest-xdist starts one Chromium rather than one per worker.
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
 REPO = Path(__file__).resolve().parents[1]
 BUNDLED_SQLITE = REPO / "plugins" / "sqlite"

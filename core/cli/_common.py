@@ -62,20 +62,39 @@ def memory_home(args: argparse.Namespace) -> Path:
     return open_user_home(home(args), who) if who else home(args)
 
 
-def config(home_path: Path) -> Config:
-    """The validated config; an invalid file raises :class:`memhost.errors.ConfigError`."""
-    from memhost.config import load_config
-
-    return load_config(home_path)
+_warned_config: set[tuple[str, str]] = set()
 
 
-def store(home_path: Path, args: argparse.Namespace | None = None) -> MemoryStore:
-    """The memory store configured for ``home_path``: the home's own, or with ``args`` the one
-    ``--user`` names (configured by the home's config all the same)."""
+def config(home_path: Path, *, writes: bool = False) -> Config:
+    """The config. A command that ``writes`` memory gets it validated (an invalid file raises
+    :class:`memhost.errors.ConfigError` naming the key, as a host does); one that only looks
+    gets every valid setting and the default for each wrong one, with the problems said once
+    on stderr, so the CLI still runs to show things and to repair the file."""
+    from memhost.config import load_config, read_config
+
+    if writes:
+        return load_config(home_path)
+    loaded, error = read_config(home_path)
+    if error and (str(home_path), error) not in _warned_config:
+        _warned_config.add((str(home_path), error))
+        eprint(f"memhost: warning: config.toml has problems; the defaults stand in for the keys "
+               f"named here until they are fixed:\n{error}")
+    return loaded
+
+
+def store(home_path: Path, args: argparse.Namespace | None = None, *,
+          writes: bool = False) -> MemoryStore:
+    """The memory store configured for ``home_path`` (``writes``: see :func:`config`): the
+    home's own, or with ``args`` the one ``--user`` names (configured by the home's config all
+    the same)."""
     from memhost.builtin_providers.store import MemoryStore
+    from memhost.security.screen import Screen
 
+    settings = config(home_path, writes=writes)
     folder = memory_home(args) if args is not None else home_path
-    return MemoryStore.from_settings(folder, config(home_path).memory)
+    store = MemoryStore.from_settings(folder, settings.memory)
+    store.screen = Screen.from_config(settings, home_path, judge=False)
+    return store
 
 
 def print_json(data: Any) -> None:
