@@ -73,18 +73,22 @@ def _window(args: argparse.Namespace) -> tuple[float | None, float | None]:
 
 
 @contextmanager
-def opened(name: str, home: Path, *, create: bool = False) -> Iterator[tuple[Any, Any]]:
+def opened(name: str, home: Path, *, create: bool = False, user_id: str = "",
+           memory_home: Path | None = None) -> Iterator[tuple[Any, Any]]:
     """The provider ``name`` and its store for ``home``; a store that is not there yet is an
-    error unless ``create``."""
+    error unless ``create``. With ``user_id`` (``memhost --user``), that user's store, in
+    ``memory_home``, as a MemoryHub opens it."""
     from memhost import discovery
 
     plugin = discovery.load_provider(name, home)
     config = discovery.runtime_config(name, home)
-    if not create and not plugin.store_exists(home, config):
+    plugin.user_id = user_id
+    where = memory_home or home
+    if not create and not plugin.store_exists(where, config):
         raise MemhostError(f"the {name} recall store has nothing yet (it is created when the "
                            "provider first runs, or by `memhost recall import`)")
     plugin.config = plugin.settings(config)
-    store = plugin.open_store(home, config)
+    store = plugin.open_store(where, config)
     try:
         yield plugin, store
     finally:
@@ -93,7 +97,8 @@ def opened(name: str, home: Path, *, create: bool = False) -> Iterator[tuple[Any
 
 def run(args: argparse.Namespace, name: str, home: Path) -> int:
     action = args.recall_items
-    with opened(name, home, create=action == "import") as (plugin, store):
+    with opened(name, home, create=action == "import", user_id=_common.user(args),
+                memory_home=_common.memory_home(args)) as (plugin, store):
         return ACTIONS[action](args, plugin, store)
 
 

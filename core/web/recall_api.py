@@ -39,7 +39,7 @@ def recall_search(request: Request) -> dict[str, Any]:
     query = request.query.get("query", "").strip()
     limit = _limit(request, 20)
     try:
-        with opened(name, request.home) as (plugin, store):
+        with opened(name, request.home, **_user(request)) as (plugin, store):
             if query:
                 hits = store.search(query, limit=limit, filters=Filters(),
                                     options=plugin.ranking(), semantic=plugin.semantic(query))
@@ -52,6 +52,14 @@ def recall_search(request: Request) -> dict[str, Any]:
     return {"provider": name, "query": query, "results": [h.as_dict() for h in hits]}
 
 
+def _user(request: Request) -> dict[str, Any]:
+    """With ``memhost --user ID settings serve``: that user's recall store, as a MemoryHub opens
+    it (the memory folder is ``<home>/users/<ID>/``, so its name is the id)."""
+    if request.memory_home is None:
+        return {}
+    return {"user_id": request.memory_home.name, "memory_home": request.memory_home}
+
+
 def recall_forget(request: Request) -> dict[str, Any]:
     """Forget one item for good: its text (and its vector) are erased; it stays as a marker."""
     from memhost.cli.recall_items import opened
@@ -62,7 +70,7 @@ def recall_forget(request: Request) -> dict[str, Any]:
         raise ApiError(404, f"No stored item has id {raw}.")
     name = _provider(request)
     try:
-        with opened(name, request.home) as (_plugin, store):
+        with opened(name, request.home, **_user(request)) as (_plugin, store):
             forgotten = store.forget_many([int(raw)])
     except MemhostError as exc:
         raise ApiError(404, str(exc)) from None
