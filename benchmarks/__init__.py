@@ -16,6 +16,9 @@ MODULES = (
     "bench_concurrency",
     "bench_cold_start",
     "bench_recall",
+    "bench_redaction",
+    "bench_injection",
+    "bench_locomo",
 )
 
 

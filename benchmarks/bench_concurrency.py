@@ -18,7 +18,7 @@ from typing import Any
 
 from benchmarks.harness import ROOT, Context, Row, Target, alternate, benchmark, child_env
 
-RATIO_TARGET = Target("ratio", ">=", 0.8)
+RATIO_TARGET = Target("ratio", ">=", 0.7)
 LOST_TARGET = Target("lost", "==", 0)
 
 

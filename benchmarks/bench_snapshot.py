@@ -1,7 +1,7 @@
 """snapshot: starting a session (load, scan, render both blocks of 40 entries) vs reading the files.
 
 memhost's side is what a host pays at session start for the builtin memory: the builtin
-provider's ``initialize`` (read and parse both files, scan every entry for threats, render both
+provider's ``initialize`` (read and parse both files, score every entry and adjacent pair for injected instructions, render both
 framed blocks) and ``prompt_fragment``. Two cases:
 
 * ``warm``: the process has started a session before (a gateway, a long-lived host, a
@@ -105,9 +105,9 @@ def _cold_child(home: Path, baseline_first: bool) -> dict[str, float]:
     """In a fresh process: time the first session start, and reading the two files."""
     from memhost.builtin_providers.provider import BuiltinProvider
     from memhost.builtin_providers.store import MemoryStore
-    from memhost.security import threats
+    from memhost.security import scorer
 
-    threats.scan("warm up: compile the patterns on text that is not an entry", "strict")
+    scorer.assess("warm up: compile the features on text that is not an entry")
     store = MemoryStore(home, memory_char_limit=20_000, user_char_limit=20_000)
     provider = BuiltinProvider(store)
     files = [store.path("memory"), store.path("user")]

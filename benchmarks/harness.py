@@ -103,6 +103,8 @@ class Context:
     quick: bool
     scratch: Path
     verbose: bool = False
+    #: Benchmark-specific command-line options (``--locomo``, ``--conversations``).
+    options: dict[str, Any] = field(default_factory=dict)
 
     def size(self, quick: Any, full: Any) -> Any:
         return quick if self.quick else full

@@ -7,14 +7,24 @@ and adds nothing else, so a file the tool wrote reads back identically.
 
 from __future__ import annotations
 
+import contextlib
+import re
+from collections import OrderedDict
 from collections.abc import Collection, Iterable
-from functools import lru_cache
 
 DELIMITER = "\n§\n"
+#: Whitespace (other than the newline) ending a line: what :func:`normalise` strips. ``\s``
+#: and ``str.rstrip`` agree on what whitespace is (both use ``str.isspace``).
+_TRAILING_SPACE = re.compile(r"[^\S\n]\n|[^\S\n]\Z")
+#: A line that strips to ``§`` but is not exactly ``§`` (in normalised text, only leading
+#: whitespace can be left).
+_PADDED_DELIMITER = re.compile(r"^[^\S\n]+§$", re.MULTILINE)
 
 
 def normalise(text: str) -> str:
     """LF newlines and no trailing whitespace on any line: formatting that must not matter."""
+    if "\r" not in text and not _TRAILING_SPACE.search(text):
+        return text  # already normal: what the store writes always is
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     return "\n".join(line.rstrip() for line in lines)
 
@@ -40,27 +50,66 @@ def _pieces(text: str) -> list[str]:
 
 
 def parse(raw: str) -> list[str]:
-    if len(raw) <= _CACHED_CHARS:
-        return list(_parse_cached(raw))
-    return _parse(raw)
+    if len(raw) > _CACHED_CHARS:
+        return _parse(raw)
+    found = _PARSED.get(raw)
+    if found is None:
+        found = _keep(raw, tuple(_parse(raw)), written=False)
+    else:
+        with contextlib.suppress(KeyError):  # another thread may have dropped it meanwhile
+            _PARSED.move_to_end(raw)
+    return list(found[0])
 
 
 # Parsing is pure and most texts are parsed more than once: a session start finds both files as
-# the previous one left them, and a replace or remove parses the same text twice (drift guard,
-# then the edit). Parsing once per distinct text halves a warm session start. Callers get a
-# fresh list each time, so nothing is shared; very large (drifted) files are not kept.
+# the previous one left them, a replace or remove parses the same text twice (drift guard, then
+# the edit), and each write reads back the text the previous write made. Parsing once per
+# distinct text halves a warm session start; a text the store serialised itself is never parsed
+# at all (:func:`remember`). Callers get a fresh list each time, so nothing is shared; very large
+# (drifted) files are not kept.
 _CACHED_CHARS = 65_536
+_CACHED_TEXTS = 32
+#: text -> (its entries, whether the store wrote it: then it is known to be clean)
+_PARSED: OrderedDict[str, tuple[tuple[str, ...], bool]] = OrderedDict()
 
 
-@lru_cache(maxsize=32)
-def _parse_cached(raw: str) -> tuple[str, ...]:
-    return tuple(_parse(raw))
+def _keep(raw: str, entries: tuple[str, ...], *, written: bool) -> tuple[tuple[str, ...], bool]:
+    found = _PARSED[raw] = (entries, written)
+    with contextlib.suppress(KeyError):  # threads share the cache; losing a text is harmless
+        _PARSED.move_to_end(raw)
+        while len(_PARSED) > _CACHED_TEXTS:
+            _PARSED.popitem(last=False)
+    return found
+
+
+def remember(entries: list[str]) -> str:
+    """``serialize(entries)`` for distinct canonical entries (what a write stores), noted as
+    parsing back to exactly them: the next read of that text costs a lookup, not a parse, and
+    the drift guard knows it is clean (formatting included) without looking."""
+    text = serialize(entries)
+    if len(text) <= _CACHED_CHARS:
+        _keep(text, tuple(entries), written=True)
+    return text
+
+
+def _written(raw: str) -> bool:
+    found = _PARSED.get(raw)
+    return found is not None and found[1]
+
+
+def _split(text: str) -> list[str]:
+    """:func:`_pieces` of normalised ``text``, at C speed when its delimiters are all in the
+    middle and never back to back (what the store writes): then splitting on the whole
+    delimiter is the same split as line by line."""
+    if text.startswith("§\n") or text.endswith("\n§") or text == "§" or "\n§\n§\n" in text:
+        return _pieces(text)
+    return text.split(DELIMITER)
 
 
 def _parse(raw: str) -> list[str]:
     seen: set[str] = set()
     entries: list[str] = []
-    for piece in _pieces(normalise(raw)):
+    for piece in _split(normalise(raw)):
         entry = piece.strip()
         if entry and entry not in seen:
             seen.add(entry)
@@ -73,8 +122,9 @@ def serialize(entries: Iterable[str]) -> str:
 
 
 def joined_length(entries: list[str]) -> int:
-    """What the budget counts: characters of the joined text, delimiters included."""
-    return len(serialize(entries))
+    """What the budget counts: characters of the joined text, delimiters included (counted,
+    not joined: a write asks several times)."""
+    return sum(map(len, entries)) + len(DELIMITER) * (len(entries) - 1) if entries else 0
 
 
 def drift_reason(raw: str, limit: int, known: Collection[str] = ()) -> str | None:
@@ -92,11 +142,12 @@ def drift_reason(raw: str, limit: int, known: Collection[str] = ()) -> str | Non
     """
     if not raw.strip():
         return None
-    text = normalise(raw)
-    if "\x00" in text:
-        return "the file contains NUL bytes (binary or corrupted content)"
-    for line in text.split("\n"):
-        if line != "§" and line.strip() == "§":
+    text = raw
+    if not _written(raw):  # what the store wrote has neither: only the blob rule applies
+        text = normalise(raw)
+        if "\x00" in text:
+            return "the file contains NUL bytes (binary or corrupted content)"
+        if "§" in text and _PADDED_DELIMITER.search(text):
             return "a line holds '§' with leading spaces, so it is not read as a delimiter"
     for entry in parse(text):
         if len(entry) > limit and entry not in known:

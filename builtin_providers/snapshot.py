@@ -3,117 +3,203 @@
 Writes during a session land on disk at once but never change this text; keeping the system
 prompt byte-stable keeps the host's prompt cache warm. The next session sees the writes.
 
-Every entry shown to a model, here or echoed in an error, goes through :func:`display_entry`:
-an entry that trips the threat scanner appears as a ``[BLOCKED: …]`` placeholder while the live
-entry stays on disk, where the user can see and remove it.
+Every entry shown to a model, here or echoed in an error, goes through :func:`display_entries`.
+Each entry is scored by the risk scorer (:mod:`memhost.security.scorer`), and so is each pair
+of adjacent entries (an instruction split over two entries reads as one). An entry is withheld,
+shown as a ``[BLOCKED: …]`` placeholder while the live entry stays on disk where the user can
+see and remove it, when
+
+* its score reaches ``injection.refuse_at``; or
+* its score reaches ``injection.stage_at`` and the store did not write it (no sidecar record:
+  it was planted in the file by hand or by another program, so no screen and no person saw it;
+  an entry a person approved was written by the store); or
+* it and its neighbour, read together, reach ``injection.stage_at`` when neither does alone.
+
+Every entry that is shown is rendered inert first (:func:`memhost.security.neutralise.for_prompt`):
+invisible characters removed, memhost's frames and role-line shapes escaped, data-carrying
+markdown images and links written as text.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
 from memhost.builtin_providers.entries import DELIMITER, joined_length
-from memhost.security import threats
+from memhost.security import neutralise, scorer
+from memhost.security.scorer import Policy
 
 log = logging.getLogger(__name__)
 
 TITLES = {"memory": "MEMORY (your personal notes)", "user": "USER PROFILE (who the user is)"}
 RULE = "═" * 46
+DEFAULT_POLICY = Policy()
+TOO_LARGE = float("inf")
+
+# Scores by text (an entry, or two adjacent entries joined by the delimiter, which no entry can
+# hold): a session start re-renders mostly unchanged entries, and a write has already scored
+# what it saved. memhost.builtin_providers.verdicts keeps them for the next process.
+_SCORES: dict[str, float] = {}
+_SCORES_KEPT = 16384
+_generation = 0  # counts the times the scores were dropped
 
 
-# Verdicts by entry text (the reasons an entry is withheld; empty when it passed): a session
-# start re-renders mostly unchanged entries, and a write has already scanned what it saved.
-# memhost.builtin_providers.verdicts keeps the passes for the next process.
-_VERDICTS: dict[str, tuple[str, ...]] = {}
-_VERDICTS_KEPT = 8192
-_generation = 0  # counts the times the verdicts were dropped
-
-
-def _keep(text: str, reasons: tuple[str, ...]) -> None:
+def _keep(text: str, score: float) -> None:
     global _generation
-    if len(_VERDICTS) >= _VERDICTS_KEPT:
-        _VERDICTS.clear()
+    if len(_SCORES) >= _SCORES_KEPT:
+        _SCORES.clear()
         _generation += 1
-    _VERDICTS[text] = reasons
+    _SCORES[text] = score
 
 
 def generation() -> int:
-    """Changes whenever verdicts this process held were dropped."""
+    """Changes whenever scores this process held were dropped."""
     return _generation
 
 
-def _block_reason(text: str) -> tuple[str, ...]:
-    reasons = _VERDICTS.get(text)
-    if reasons is None:
-        if len(text) > threats.MAX_SCAN_CHARS:
-            reasons = ("too_large_to_scan",)
-        else:
-            reasons = tuple(f.id for f in threats.scan(text, "strict"))
-        _keep(text, reasons)
+def pair_key(first: str, second: str) -> str:
+    return first + DELIMITER + second
+
+
+def score(text: str) -> float:
+    """The risk score of one entry (scoring it when this process has none yet)."""
+    value = _SCORES.get(text)
+    if value is None:
+        value = TOO_LARGE if len(text) > scorer.MAX_SCAN_CHARS else scorer.assess(text).score
+        _keep(text, value)
+    return value
+
+
+def pair_score(first: str, second: str) -> float:
+    """What two adjacent entries score together beyond what each does alone (0 when nothing)."""
+    key = pair_key(first, second)
+    value = _SCORES.get(key)
+    if value is None:
+        together = None
+        if max(len(first), len(second)) <= scorer.MAX_SCAN_CHARS:
+            together = scorer.assess_together(first, second, score(first) + score(second))
+        value = together.score if together is not None else 0.0
+        _keep(key, value)
+    return value
+
+
+def pairs(entries: list[str]) -> list[str]:
+    """The keys of the adjacent pairs of ``entries``."""
+    return [pair_key(a, b) for a, b in zip(entries, entries[1:])]
+
+
+def unscored(keys: Iterable[str]) -> list[str]:
+    """The entries (or pair keys) this process has no score for."""
+    return [k for k in keys if k not in _SCORES]
+
+
+def remember(scores: dict[str, float]) -> None:
+    """Record scores computed elsewhere (a write that scored its entry, a saved verdict file)."""
+    global _generation
+    if len(_SCORES) + len(scores) > _SCORES_KEPT:
+        _SCORES.clear()
+        _generation += 1
+    _SCORES.update(scores)
+
+
+def known(text: str) -> float | None:
+    return _SCORES.get(text)
+
+
+def withheld(entries: list[str], policy: Policy = DEFAULT_POLICY,
+             reviewed: frozenset[str] = frozenset()) -> dict[int, str]:
+    """The index of each entry to withhold, with the reason (see the module docs).
+
+    ``reviewed`` holds the entries the store wrote itself (screened, or approved by a person).
+    """
+    reasons: dict[int, str] = {}
+    known = _SCORES.get
+    scores = [known(e) for e in entries]
+    if None in scores:
+        scores = [score(e) for e in entries]
+    for index, (entry, value) in enumerate(zip(entries, scores)):
+        if value == TOO_LARGE:
+            reasons[index] = "it is too large to scan"
+        elif value >= policy.refuse_at:
+            reasons[index] = _why(entry, value)
+        elif value >= policy.stage_at and entry not in reviewed:
+            reasons[index] = _why(entry, value) + "; it was not written through the memory tool"
+    for index in range(len(entries) - 1):
+        if index in reasons or index + 1 in reasons:
+            continue
+        if max(scores[index], scores[index + 1]) >= policy.stage_at:
+            continue  # a reviewed entry beside another: each was judged on its own
+        together = known(pair_key(entries[index], entries[index + 1]))
+        if together is None:
+            together = pair_score(entries[index], entries[index + 1])
+        if together >= policy.stage_at:
+            why = f"read together with its neighbour it scores {together:g} ({_pair_reasons(entries, index)})"
+            reasons[index] = reasons[index + 1] = why
     return reasons
 
 
-def unscanned(entries: list[str]) -> list[str]:
-    """The entries this process has no verdict for."""
-    return [e for e in entries if e not in _VERDICTS]
+def _why(entry: str, value: float) -> str:
+    return f"risk {value:g}: {scorer.assess(entry).describe()}"
 
 
-def passed(entries: list[str]) -> None:
-    """Record that ``entries`` passed the strict scan (the caller scanned them, or knows they
-    did); an entry too long to scan is never recorded as passed."""
-    for entry in entries:
-        if len(entry) <= threats.MAX_SCAN_CHARS:
-            _keep(entry, ())
+def _pair_reasons(entries: list[str], index: int) -> str:
+    first, second = entries[index], entries[index + 1]
+    together = scorer.assess_together(first, second, score(first) + score(second))
+    return together.describe() if together is not None else "split instruction"
 
 
-def passed_scan(text: str) -> bool:
-    """Whether ``text`` passed the scan (scanning it when this process has no verdict yet)."""
-    return not _block_reason(text)
+def placeholder(filename: str, reason: str) -> str:
+    return (f"[BLOCKED: an entry of {filename} is withheld from the prompt ({reason}). Remove it "
+            "with the memory tool (action 'remove') if the user did not write it.]")
 
 
-def display_entry(text: str, filename: str) -> str:
-    # Every entry is scanned, including one that already starts with "[BLOCKED:": skipping
-    # those let a hand-planted "[BLOCKED: x] <injection>" reach the prompt unscanned. A real
-    # placeholder is plain text and passes the scan unchanged, so nothing is wrapped twice.
-    reasons = _block_reason(text)
-    if not reasons:
-        return text
-    return (f"[BLOCKED: an entry of {filename} matched threat pattern(s) {', '.join(reasons)} and "
-            f"is withheld from the prompt. Remove it with the memory tool (action 'remove').]")
+def display_entries(entries: list[str], filename: str, policy: Policy = DEFAULT_POLICY,
+                    reviewed: frozenset[str] = frozenset()) -> list[str]:
+    """Each entry as a model may see it: withheld, or rendered inert.
+
+    Every entry is scored, including one that already starts with "[BLOCKED:": skipping those
+    let a hand-planted "[BLOCKED: x] <injection>" reach the prompt unscored.
+    """
+    blocked = withheld(entries, policy, reviewed)
+    return [placeholder(filename, blocked[i]) if i in blocked else neutralise.for_prompt(e)
+            for i, e in enumerate(entries)]
 
 
-def display_entries(entries: list[str], filename: str) -> list[str]:
-    return [display_entry(e, filename) for e in entries]
+def display_entry(text: str, filename: str, policy: Policy = DEFAULT_POLICY) -> str:
+    return display_entries([text], filename, policy)[0]
 
 
 def usage_text(used: int, limit: int) -> str:
-    percent = min(100, int(used / limit * 100)) if limit > 0 else 0
+    if used > limit:  # a percentage would read 100%, or 0% for a limit of 0
+        return f"over budget — {used:,}/{limit:,} chars"
+    percent = int(used / limit * 100) if limit > 0 else 0
     return f"{percent}% — {used:,}/{limit:,} chars"
 
 
-def render_block(target: str, entries: list[str], limit: int, filename: str) -> str:
+def render_block(target: str, entries: list[str], limit: int, filename: str,
+                 policy: Policy = DEFAULT_POLICY, reviewed: frozenset[str] = frozenset()) -> str:
     """The framed block for one store, or ``""`` when it has no entries."""
     if not entries:
         return ""
-    block, withheld = _render(target, tuple(entries), limit, filename)
-    for _ in range(withheld):
-        log.warning("%s: an entry matched the threat scanner and was withheld from the prompt",
-                    filename)
+    block, held = _render(target, tuple(entries), limit, filename, policy, reviewed)
+    for reason in held:
+        log.warning("%s: an entry was withheld from the prompt (%s)", filename, reason)
     return block
 
 
-# Rendering is pure given the entries, so a session start that finds the entries of the last
+# Rendering is pure given its arguments, so a session start that finds the entries of the last
 # one (the common case) reuses its block; the warnings above are still logged every time.
 @lru_cache(maxsize=16)
-def _render(target: str, entries: tuple[str, ...], limit: int, filename: str) -> tuple[str, int]:
+def _render(target: str, entries: tuple[str, ...], limit: int, filename: str, policy: Policy,
+            reviewed: frozenset[str]) -> tuple[str, tuple[str, ...]]:
     listed = list(entries)
-    shown = display_entries(listed, filename)
-    withheld = sum(1 for original, sanitized in zip(listed, shown, strict=True)
-                   if sanitized != original)
+    blocked = withheld(listed, policy, reviewed)
+    shown = [placeholder(filename, blocked[i]) if i in blocked else neutralise.for_prompt(e)
+             for i, e in enumerate(listed)]
     header = f"{TITLES[target]} [{usage_text(joined_length(listed), limit)}]"
-    return "\n".join([RULE, header, RULE, DELIMITER.join(shown)]), withheld
+    return "\n".join([RULE, header, RULE, DELIMITER.join(shown)]), tuple(blocked.values())
 
 
 @dataclass(frozen=True)
@@ -122,6 +208,8 @@ class Snapshot:
 
     memory: str = ""
     user: str = ""
+    #: What is wrong with the stores, for ``status()`` (an over-budget file, ...).
+    problems: tuple[str, ...] = ()
 
     def block(self, target: str) -> str:
         return self.memory if target == "memory" else self.user

@@ -1,39 +1,46 @@
 """The two memory files and every way they change.
 
-Each mutation runs under the file's sidecar lock: a checked read of what is on disk now (a file
-that exists but cannot be read refuses the write, since treating it as empty would wipe it), the
-drift guard, the operation on the fresh entry list, the archive of whatever it replaces or
-removes, then an atomic replace of the file. Responses never echo the whole store on success.
+Each mutation runs under the file's sidecar lock (one acquisition): a checked read of what is on
+disk now (a file that exists but cannot be read refuses the write, since treating it as empty
+would wipe it), finishing a committed write a crash kept from the file, the drift guard, the
+operation on the fresh entry list, then one durable commit of the new text with the archive
+records of whatever it replaces or removes and its metadata (:mod:`.commit`), and the atomic
+replace of the file. Responses never echo the whole store on success.
 """
 
 from __future__ import annotations
 
 import codecs
-import contextlib
 import logging
-import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from filelock import Timeout
 
-from memhost.builtin_providers import entrymeta, snapshot, verdicts
+from memhost.builtin_providers import backups, budget, crashpoints, entrymeta, snapshot, verdicts
 from memhost.builtin_providers.archive import Archive, ArchivedEntry, new_id
+from memhost.builtin_providers.commit import StoreFile, sweep_temp_files
 from memhost.builtin_providers.entries import (
     canonical_entry,
     drift_reason,
     joined_length,
     normalise,
     parse,
-    serialize,
+    remember,
 )
-from memhost.builtin_providers.snapshot import Snapshot, display_entries, render_block, usage_text
+from memhost.builtin_providers.snapshot import (
+    TITLES,
+    Snapshot,
+    display_entries,
+    render_block,
+    usage_text,
+)
 from memhost.files import atomic_write_text, ensure_private_dir, locked
 from memhost.home import memories_dir
-from memhost.security import threats
+from memhost.security.screen import Screen
 
 log = logging.getLogger(__name__)
 
@@ -90,16 +97,22 @@ class MemoryStore:
 
     def __init__(self, home: Path, *, memory_char_limit: int = 2200, user_char_limit: int = 1375,
                  memory_enabled: bool = True, user_profile_enabled: bool = True,
-                 clock: Callable[[], float] = time.time, lock_timeout: float = 30.0) -> None:
+                 clock: Callable[[], float] = time.time, lock_timeout: float = 30.0,
+                 journal_bytes: int | None = None) -> None:
         self.home = home
         self.folder = memories_dir(home)
         self._paths = {target: self.folder / name for target, name in FILENAMES.items()}
         self.archive = Archive(self.folder)
+        self._files = {target: StoreFile(path, self.archive, journal_bytes=journal_bytes)
+                       for target, path in self._paths.items()}
         self.limits = {"memory": memory_char_limit, "user": user_char_limit}
         self.enabled = {"memory": memory_enabled, "user": user_profile_enabled}
         self.clock = clock
         self.lock_timeout = lock_timeout
         self._listeners: list[Listener] = []
+        #: Scores entries for the write path and the snapshot (``[injection]``; the manager sets
+        #: it from config, with the model judge and the turn's taint).
+        self.screen = Screen()
 
     @classmethod
     def from_settings(cls, home: Path, settings: Any, **kwargs: Any) -> MemoryStore:
@@ -126,12 +139,32 @@ class MemoryStore:
             return ""
         except OSError as exc:
             raise Unreadable(f"{exc.strerror or exc}") from None
-        if data.startswith(codecs.BOM_UTF8):  # what "utf-8-sig" does, without importing that codec
-            data = data[len(codecs.BOM_UTF8):]
+        return _decode(data)
+
+    def _read_for_write(self, target: str) -> tuple[str, list[int] | None]:
+        """Under the lock: the file's text and identity, a committed write a crash kept from
+        it put right first (:meth:`StoreFile.settle`)."""
         try:
-            return data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise Unreadable(f"it is not valid UTF-8 (byte {exc.start})") from None
+            data, ident = self._files[target].read()
+        except OSError as exc:
+            raise Unreadable(f"{exc.strerror or exc}") from None
+        raw = "" if data is None else _decode(data)
+        settled = self._files[target].settle(raw, ident)
+        if settled is not raw:
+            data, ident = self._files[target].read()
+        return settled, ident
+
+    def metadata_problems(self) -> list[str]:
+        """What is wrong with the enabled stores' metadata (a corrupt sidecar kept aside...)."""
+        return [p for target in TARGETS if self.enabled[target]
+                for p in entrymeta.problems(self.path(target))]
+
+    def checkpoint(self, target: str) -> None:
+        """Fold the journal of ``target`` into the archive and the sidecar now (it happens by
+        itself when the journal is full)."""
+        with locked(self.path(target), self.lock_timeout):
+            raw, _ = self._read_for_write(target)
+            self._files[target].checkpoint(parse(raw))
 
     def entries(self, target: str) -> list[str]:
         return parse(self.read_raw(target))
@@ -143,27 +176,45 @@ class MemoryStore:
     def snapshot(self) -> Snapshot:
         """Render both enabled stores as they are now (unreadable files render as empty)."""
         blocks: dict[str, str] = {}
+        problems: list[str] = []
         for target in TARGETS:
             if not self.enabled[target]:
                 continue
             try:
                 raw = self.read_raw(target)
-            except Unreadable as exc:
+                if self._files[target].unsettled(raw):  # a crash kept a committed write out
+                    with locked(self.path(target), self.lock_timeout):
+                        raw, _ = self._read_for_write(target)
+            except (Unreadable, OSError, Timeout) as exc:
                 log.warning("%s could not be read (%s); it is left out of this session's prompt",
                             self.path(target), exc)
                 continue
             entries = parse(raw)
             # Verdicts a previous process saved: unchanged entries are not scanned again.
             scans = verdicts.recall(self.path(target), raw, entries)
-            used, limit = joined_length(entries), self.limits[target]
-            if used > limit:
-                log.warning("%s is over its budget (%s/%s chars); entries stay loaded, but new "
-                            "additions are refused until it is back under the limit",
-                            self.path(target), f"{used:,}", f"{limit:,}")
-            blocks[target] = render_block(target, entries, limit, FILENAMES[target])
+            # Only what fits the budget goes into the prompt (see memhost.builtin_providers.budget).
+            fitted = budget.fit(entries, self.limits[target])
+            budget.warn(fitted, self.path(target))
+            shown_entries = list(fitted.shown)
+            shown = render_block(target, shown_entries, fitted.limit, FILENAMES[target],
+                                 self.screen.policy, self.reviewed(target, shown_entries))
+            blocks[target] = budget.with_note(shown, fitted, FILENAMES[target], TITLES[target])
+            if fitted.over:
+                problems.append(budget.problem(fitted, FILENAMES[target]))
             if scans:
                 verdicts.save(self.path(target), raw, entries)
-        return Snapshot(**blocks)
+        return Snapshot(**blocks, problems=tuple(problems))
+
+    def reviewed(self, target: str, entries: list[str]) -> frozenset[str]:
+        """The entries in the staging zone that the store wrote (screened or approved); the
+        sidecar is read only when there is such an entry, which is rare."""
+        policy = self.screen.policy
+        grey = [e for e in entries if policy.stage_at <= snapshot.score(e) < policy.refuse_at]
+        if not grey:
+            return frozenset()
+        meta = entrymeta.load(self.path(target))
+        return frozenset(e for e in grey
+                         if entrymeta.written_by_store(entrymeta.for_entry(meta, e)))
 
     def drift(self, target: str, raw: str | None = None) -> str | None:
         """Why the file (or ``raw``) would refuse replace/remove/batch, or ``None`` when clean.
@@ -172,12 +223,14 @@ class MemoryStore:
         rule, so a store whose limit was lowered below one entry can still shrink.
         """
         raw = self.read_raw(target) if raw is None else raw
-        meta = entrymeta.load(self.path(target))
-        # A record holding only curation marks (pinned, review_after) set on a hand-added entry
-        # does not make the store the entry's author.
-        known = {e for e in parse(raw) if entrymeta.written_by_store(
-            entrymeta.for_entry(meta, e))} if meta else set()
-        return drift_reason(raw, self.limits[target], known)
+        limit = self.limits[target]
+        # Only an entry longer than the budget needs its metadata looked up. A record holding
+        # only curation marks (pinned, review_after) set on a hand-added entry does not make the
+        # store the entry's author.
+        long = [e for e in parse(raw) if len(e) > limit]
+        meta = entrymeta.view(self.path(target)) if long else None
+        known = {e for e in long if entrymeta.written_by_store(entrymeta.for_entry(meta, e))}
+        return drift_reason(raw, limit, known)
 
     def metadata(self, target: str) -> list[tuple[str, dict[str, Any]]]:
         """Each entry with its sidecar metadata (empty for entries added by hand)."""
@@ -316,6 +369,20 @@ class MemoryStore:
         except Unreadable as exc:
             return self._unreadable(target, exc)
 
+    def replace_all(self, target: str, expected: list[str], entries: list[str], *,
+                    origin: str = "cli", session_id: str = "") -> Outcome:
+        """Replace the whole entry list with ``entries`` (``memhost memory fix``); every entry it
+        drops is archived. Refused when the file no longer holds ``expected``."""
+        def op(current: list[str]) -> tuple[list[str], str, dict[str, Any], list[Change]]:
+            if current != expected:
+                raise _OpError(f"{FILENAMES[target]} changed since the repair was planned; "
+                               "nothing was changed. Run it again.", counts=False)
+            changes = [Change("remove", target, "", e) for e in current if e not in entries]
+            changes += [Change("add", target, e) for e in entries if e not in current]
+            return list(entries), "Entries rewritten.", {}, changes
+
+        return self._mutate(target, op, check_drift=False, origin=origin, session_id=session_id)
+
     def restore(self, archive_id: str, *, origin: str = "restore", session_id: str = "") -> Outcome:
         """Put an archived entry back into the store it came from."""
         record = self.archive.get(archive_id)
@@ -331,31 +398,35 @@ class MemoryStore:
         """Set sidecar fields (``pinned``, ``confirmed``, ``review_after``…) of one entry."""
         path = self.path(target)
         with locked(path, self.lock_timeout):
-            entries = self.entries(target)
+            raw, _ = self._read_for_write(target)
+            entries = parse(raw)
             if entry not in entries:
                 raise ValueError("that entry is no longer in the store")
-            meta = entrymeta.load(path)
-            record = meta.setdefault(entrymeta.entry_key(entry), {})
-            for key, value in fields.items():
+            key = entrymeta.entry_key(entry)
+            record = dict(entrymeta.view(path).get(key) or {})
+            for name, value in fields.items():
                 if value is None:
-                    record.pop(key, None)
+                    record.pop(name, None)
                 else:
-                    record[key] = value
-            entrymeta.save(path, entries, meta)
+                    record[name] = value
+            self._files[target].note_metadata({key: record}, entries)
 
     # -- machinery -----------------------------------------------------------------------------
 
     def _mutate(self, target: str, op: Callable[[list[str]], tuple[list[str], str, dict[str, Any], list[Change]]],
                 *, check_drift: bool = True, origin: str, session_id: str) -> Outcome:
         path = self.path(target)
-        ensure_private_dir(self.folder)
         try:
-            with locked(path, self.lock_timeout):
-                _sweep_temp_files(path)
+            with locked(path, self.lock_timeout):  # creates the folder (0700) if needed
+                crashpoints.reached("locked")
+                sweep_temp_files(path)
                 try:
-                    raw = self.read_raw(target)
+                    raw, ident = self._read_for_write(target)
                 except Unreadable as exc:
                     return self._unreadable(target, exc)
+                except OSError as exc:  # the journal: whether a write is owed is unknown
+                    return _fail(f"Could not save {FILENAMES[target]}: {exc}. Nothing was "
+                                 "changed; memory is as it was before this call.")
                 if check_drift and (reason := self.drift(target, raw)):
                     return self._drift(target, raw, reason)
                 entries = parse(raw)
@@ -365,11 +436,12 @@ class MemoryStore:
                     return exc.outcome
                 if changes:
                     try:
-                        self._commit(target, entries, after, changes, origin, session_id)
+                        self._commit(target, entries, after, changes, origin, session_id, ident)
                     except OSError as exc:
-                        # Disk full, read-only folder...: the atomic write left the old file in
-                        # place, so answer with an error instead of an exception the model never
-                        # sees. (An archive record may already exist; its entry is still live.)
+                        # Disk full, read-only folder...: the old file is in place and the
+                        # commit, if made, cancelled; answer with an error instead of an
+                        # exception the model never sees. (Archive records may remain; their
+                        # entries are still live.)
                         return _fail(f"Could not save {FILENAMES[target]}: {exc}. Nothing was "
                                      "changed; memory is as it was before this call.")
         except Timeout:
@@ -395,32 +467,18 @@ class MemoryStore:
         return Outcome(response, changes)
 
     def _commit(self, target: str, before: list[str], after: list[str], changes: list[Change],
-                origin: str, session_id: str) -> None:
+                origin: str, session_id: str, ident: list[int] | None) -> None:
         now = self.clock()
-        archived = [ArchivedEntry(new_id(), now, target, c.action, c.previous, session_id, origin)
-                    for c in changes if c.previous is not None]
-        # The archive is written (and fsynced) first: a crash between the two writes leaves an
-        # entry in both places, never in neither.
-        self.archive.append(archived)
-        path = self.path(target)
-        atomic_write_text(path, serialize(after))
-        meta = entrymeta.load(path)
-        for change in changes:
-            if change.action == "remove":
-                continue
-            old = meta.get(entrymeta.entry_key(change.previous), {}) if change.previous else {}
-            record = {**old, "updated": now, "origin": origin, "session": session_id}
-            record.setdefault("created", now)
-            if entrymeta.review_passed(record, now):
-                del record["review_after"]  # revising the entry is the review that was due
-            meta[entrymeta.entry_key(change.content)] = record
-        try:
-            entrymeta.save(path, after, meta)
-        except OSError as exc:  # metadata is optional; the entries are already safe
-            log.warning("could not update %s: %s", entrymeta.meta_path(path), exc)
+        archived = [asdict(ArchivedEntry(new_id(), now, target, c.action, c.previous, session_id,
+                                         origin)) for c in changes if c.previous is not None]
+        current = entrymeta.view(self.path(target), reread=False)  # read by _read_for_write
+        meta = entrymeta.written(current, changes, after, now=now, origin=origin,
+                                 session_id=session_id)
+        self._files[target].commit(ident, remember(after), archived=archived, meta=meta,
+                                   now=now, entries=before)
         from memhost.review.curator import record_usage
 
-        try:  # the fullness history behind doctor's trend; optional like the sidecar
+        try:  # the fullness history behind doctor's trend; optional
             record_usage(self.folder, target, joined_length(after), self.limits[target], now)
         except (OSError, Timeout) as exc:
             log.warning("could not update the usage history in %s: %s", self.folder, exc)
@@ -459,10 +517,12 @@ class MemoryStore:
             entry = canonical_entry(content)
         except ValueError as exc:
             raise _OpError(f"{label} is not a valid entry: {exc}.", counts=False) from None
-        finding = threats.first_finding(entry, "strict")
-        if finding is not None:
-            raise _OpError(finding.message, counts=False, blocked_pattern=finding.id)
-        snapshot.passed([entry])  # the next session start in this process need not scan it
+        refusal = self.screen.refusal(entry)
+        # The next session start in this process need not score it again.
+        snapshot.score(entry)
+        if refusal is not None:
+            raise _OpError(refusal["error"], counts=False,
+                           blocked_pattern=refusal["blocked_pattern"], risk=refusal["risk"])
         return entry
 
     @staticmethod
@@ -505,7 +565,7 @@ class MemoryStore:
         the proposal before the entry was pinned."""
         if origin != CURATOR_ORIGIN:
             return
-        if entrymeta.for_entry(entrymeta.load(self.path(target)), entry).get("pinned"):
+        if entrymeta.for_entry(entrymeta.view(self.path(target)), entry).get("pinned"):
             prefix = f"{where}: " if where else ""
             raise _OpError(f"{prefix}{entry[:80]!r} is pinned, and the curator never changes a "
                            "pinned entry. Nothing was changed; reject this write, or unpin the "
@@ -526,7 +586,8 @@ class MemoryStore:
         return f"{joined_length(entries):,}/{self.limits[target]:,}"
 
     def shown_entries(self, target: str, entries: list[str]) -> list[str]:
-        return display_entries(entries, FILENAMES[target])
+        return display_entries(entries, FILENAMES[target], self.screen.policy,
+                               self.reviewed(target, entries))
 
     def _unreadable(self, target: str, exc: Unreadable) -> Outcome:
         return _fail(
@@ -536,16 +597,10 @@ class MemoryStore:
 
     def _drift(self, target: str, raw: str, reason: str) -> Outcome:
         path = self.path(target)
-        backup = path.with_name(f"{path.name}.bak.{int(self.clock())}")
-        counter = 1
-        while backup.exists():
-            backup = path.with_name(f"{path.name}.bak.{int(self.clock())}.{counter}")
-            counter += 1
-        try:
-            atomic_write_text(backup, raw)
-            shown = str(backup)
+        try:  # one backup per content, however often a write is refused
+            shown = str(backups.back_up(path, raw, self.clock))
         except OSError as exc:
-            shown = f"{backup} (backup failed: {exc}; the file is unchanged on disk)"
+            shown = f"a backup beside {path} failed ({exc}); the file is unchanged on disk"
         return _fail(
             f"Refusing to change {FILENAMES[target]}: its content would not survive a rewrite "
             f"safely ({reason}). It was probably edited by hand or appended to by another tool. "
@@ -561,20 +616,10 @@ class MemoryStore:
 _NOTHING_APPLIED = " Nothing in the batch was applied (a batch is all or nothing)."
 
 
-def _sweep_temp_files(path: Path) -> None:
-    """Delete temp files a killed writer left beside ``path`` (its data, sidecar or backups).
-
-    Called under ``path``'s lock, and every temp file for ``path`` is written under that lock,
-    so none of them can belong to a live writer; without this they pile up after each crash.
-    (The one exception is the scan-verdict cache, :mod:`verdicts`, saved without the lock: a
-    temp file of it deleted here only makes that save fail, and that cache is losable.)
-    """
-    prefix = f".{path.name}."
+def _decode(data: bytes) -> str:
+    if data.startswith(codecs.BOM_UTF8):  # what "utf-8-sig" does, without importing that codec
+        data = data[len(codecs.BOM_UTF8):]
     try:
-        names = os.listdir(path.parent)  # cheaper than Path.glob, which compiles a pattern
-    except OSError:
-        return
-    for name in names:
-        if name.startswith(prefix) and name.endswith(".tmp") and len(name) >= len(prefix) + 4:
-            with contextlib.suppress(OSError):
-                os.unlink(path.parent / name)
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise Unreadable(f"it is not valid UTF-8 (byte {exc.start})") from None

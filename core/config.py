@@ -1,23 +1,26 @@
 """``<home>/config.toml``: the host's memory settings, validated before anything uses them.
 
 A bad file is never a traceback and never silently ignored: :class:`ConfigError` names the
-file, the key, what was found and what is expected. A missing file means every default.
+file, the key, what was found, what is expected and the command that repairs it. A missing file
+means every default. :func:`load_config` (hosts, memory writes) refuses a bad file;
+:func:`read_config` (commands that only look) keeps every valid setting and says what is wrong.
 Writes go through :func:`update_config`, which keeps comments and key order (tomlkit) and
-validates the whole result before replacing the file.
+refuses a change that makes any key wrong, so a broken file can be repaired key by key.
 """
 
 from __future__ import annotations
 
+import copy
 import difflib
 from pathlib import Path
 from typing import Annotated, Any
 
 import tomlkit
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from tomlkit.exceptions import TOMLKitError
 
 from memhost.errors import ConfigError
-from memhost.files import atomic_write_text, locked
+from memhost.files import atomic_write_text, locked, refuse_shared_dir
 from memhost.home import config_path
 
 _STRICT = ConfigDict(extra="forbid", strict=True, frozen=True)
@@ -39,6 +42,8 @@ class MemorySettings(BaseModel):
     provider: str = ""
     prefetch_timeout: Seconds = 8.0
     shutdown_timeout: Seconds = 5.0
+    #: Seconds a provider's import (and instantiation) may take before it is reported as failed.
+    provider_import_timeout: Seconds = 10.0
     hook_timeout: Seconds = 15.0
     write_retry_budget: Annotated[float, Field(ge=0.05, le=604_800.0)] = 600.0
     write_approval: bool = False
@@ -63,6 +68,29 @@ class ReviewSettings(BaseModel):
     max_chars: Annotated[int, Field(ge=1_000, le=1_000_000)] = 24_000
 
 
+class InjectionSettings(BaseModel):
+    """The ``[injection]`` table: how memory writes are screened (see docs/security.md)."""
+
+    model_config = _STRICT
+
+    #: Risk score from which a write waits for a person's approval (and a hand-planted entry is
+    #: withheld from the prompt).
+    stage_at: Annotated[float, Field(ge=0.5, le=100.0)] = 3.0
+    #: Risk score from which a write is refused outright (and any entry withheld).
+    refuse_at: Annotated[float, Field(ge=0.5, le=100.0)] = 6.0
+    #: Ask the ``[review]`` model about entries between the two thresholds, when one is set.
+    model_judge: bool = True
+    #: Seconds the judge may take; no answer in time leaves the entry staged.
+    judge_timeout: Seconds = 10.0
+
+    @model_validator(mode="after")
+    def _ordered(self) -> InjectionSettings:
+        if self.refuse_at < self.stage_at:
+            raise ValueError(f"refuse_at ({self.refuse_at:g}) must not be below stage_at "
+                             f"({self.stage_at:g})")
+        return self
+
+
 class CuratorSettings(BaseModel):
     """The ``[curator]`` table."""
 
@@ -80,6 +108,7 @@ class Config(BaseModel):
     memory: MemorySettings = MemorySettings()
     review: ReviewSettings = ReviewSettings()
     curator: CuratorSettings = CuratorSettings()
+    injection: InjectionSettings = InjectionSettings()
     providers: dict[str, dict[str, Any]] = {}
 
 
@@ -98,23 +127,32 @@ _EXPECTED = {
 }
 
 
-def _describe(error: dict[str, Any], path: Path, data: dict[str, Any]) -> str:
+def _location(error: dict[str, Any]) -> tuple[list[str], str]:
+    """The error's key path (list items left out) and how a person names it: ``[memory] key``."""
     parts = list(error["loc"])
     item = ""
     while parts and isinstance(parts[-1], int):  # a bad element of a list value
         item = f" (item {parts.pop() + 1})" + item
     loc = [str(part) for part in parts]
     table, key = (".".join(loc[:-1]), loc[-1]) if len(loc) > 1 else ("", loc[0])
-    where = (f"[{table}] {key}" if table else key) + item
+    return loc, (f"[{table}] {key}" if table else key) + item
+
+
+def _describe(error: dict[str, Any], path: Path) -> str:
+    loc, where = _location(error)
+    dotted = ".".join(loc)
     if error["type"] == "extra_forbidden":
         known = _known_keys(loc[:-1])
-        hint = difflib.get_close_matches(key, known, n=1)
+        hint = difflib.get_close_matches(loc[-1], known, n=1)
         suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
         return (f"{path}: unknown key {where}{suggestion} Known keys here: "
-                f"{', '.join(sorted(known))}.")
+                f"{', '.join(sorted(known))}. Remove it with `memhost config unset {dotted}`.")
     expected = _EXPECTED.get(error["type"], error["msg"])
     expected = expected.format(**(error.get("ctx") or {}))
-    return f"{path}: {where} = {_as_toml(error.get('input'))} is not valid; expected {expected}."
+    fix = (f" Fix it with `memhost config set {dotted} VALUE`, or go back to the default with "
+           f"`memhost config unset {dotted}`." if len(loc) == 2 else "")
+    return (f"{path}: {where} = {_as_toml(error.get('input'))} is not valid; expected "
+            f"{expected}.{fix}")
 
 
 def _as_toml(value: Any) -> str:
@@ -138,11 +176,36 @@ def _known_keys(table: list[str]) -> list[str]:
 
 
 def validate(data: dict[str, Any], path: Path) -> Config:
+    """``data`` as a :class:`Config`; :class:`ConfigError` names every key that is wrong."""
     try:
         return Config.model_validate(data)
     except ValidationError as exc:
-        problems = [_describe(err, path, data) for err in exc.errors()]
+        problems = [_describe(err, path) for err in exc.errors()]
         raise ConfigError("\n".join(problems)) from None
+
+
+def _problems(data: dict[str, Any], path: Path) -> tuple[Config, dict[tuple[str, ...], str]]:
+    """The config with every wrong key left out (so it takes its default), and what was wrong,
+    by key path. A key that cannot be used never hides the valid keys around it."""
+    data = copy.deepcopy(data)
+    found: dict[tuple[str, ...], str] = {}
+    for _ in range(64):  # each round drops at least one key; a bound against surprises
+        try:
+            return Config.model_validate(data), found
+        except ValidationError as exc:
+            for err in exc.errors():
+                loc, _where = _location(err)
+                found.setdefault(tuple(loc), _describe(err, path))
+                _drop(data, loc)
+    return Config(), found
+
+
+def _drop(data: dict[str, Any], loc: list[str]) -> None:
+    container: Any = data
+    for part in loc[:-1]:
+        container = container.get(part) if isinstance(container, dict) else None
+    if isinstance(container, dict):
+        container.pop(loc[-1], None)
 
 
 def _read_document(path: Path) -> tomlkit.TOMLDocument:
@@ -159,20 +222,52 @@ def _read_document(path: Path) -> tomlkit.TOMLDocument:
 
 
 def load_config(home: Path) -> Config:
-    """Read and validate ``<home>/config.toml``; a missing file gives the defaults."""
+    """Read and validate ``<home>/config.toml``; a missing file gives the defaults. Anything
+    wrong raises :class:`ConfigError` naming the key: a host does not start on a config it
+    would misread."""
+    refuse_shared_dir(home, "the memhost home")  # its config says which code runs
     path = config_path(home)
     return validate(_read_document(path).unwrap(), path)
+
+
+def read_config(home: Path) -> tuple[Config, str | None]:
+    """The config for commands that only look (and for repairing it): every valid setting, the
+    default for each wrong one, and what is wrong (``None`` when nothing is). A file that is not
+    TOML at all gives every default."""
+    path = config_path(home)
+    try:
+        document = _read_document(path)
+    except ConfigError as exc:
+        return Config(), str(exc)
+    config, found = _problems(document.unwrap(), path)
+    return config, "\n".join(found.values()) or None
+
+
+def written_in_file(home: Path, keys: tuple[str, ...]) -> bool:
+    """Whether config.toml holds ``keys`` (a table path and key), valid or not."""
+    try:
+        container: Any = _read_document(config_path(home)).unwrap()
+    except ConfigError:
+        return False
+    for key in keys:
+        if not isinstance(container, dict) or key not in container:
+            return False
+        container = container[key]
+    return True
 
 
 def update_config(home: Path, changes: dict[tuple[str, ...], Any]) -> Config:
     """Apply ``{(table..., key): value}`` to config.toml, keeping comments and order.
 
-    A value of ``None`` removes the key. The whole result is validated before the file is
-    replaced, so an invalid change leaves the file exactly as it was.
+    A value of ``None`` removes the key. The result is validated before the file is replaced:
+    a change that makes any key wrong is refused and leaves the file exactly as it was. Keys
+    that were already wrong do not block a change, so a broken file can be repaired one key at
+    a time (a file that is not TOML at all must be fixed in an editor).
     """
     path = config_path(home)
     with locked(path):
         document = _read_document(path)
+        _, before = _problems(document.unwrap(), path)
         for (*tables, key), value in changes.items():
             container: Any = document
             for name in tables:
@@ -186,6 +281,11 @@ def update_config(home: Path, changes: dict[tuple[str, ...], Any]) -> Config:
                     container.pop(key, None)
                 else:
                     container[key] = value
-        config = validate(document.unwrap(), path)
+        config, after = _problems(document.unwrap(), path)
+        new = [message for where, message in after.items()
+               if where not in before or any(where[: len(c)] == c or c[: len(where)] == where
+                                             for c in changes)]
+        if new:
+            raise ConfigError("\n".join(new))
         atomic_write_text(path, tomlkit.dumps(document))
     return config

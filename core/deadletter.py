@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from memhost.files import atomic_write_json, ensure_private_dir
+from memhost.security.masking import scrub
 
 _ID = re.compile(r"^[0-9a-f]{8}$")
 
@@ -79,6 +80,7 @@ class DeadLetters:
     def park(self, calls: tuple[tuple[str, dict[str, Any]], ...] | list[Any], error: str, *,
              attempts: int = 1) -> FailedWrite:
         """Keep ``calls`` as a failed write; durable when this returns."""
+        error = scrub(error)  # the file outlives the process: no secret in its error text
         ensure_private_dir(self.folder)
         while True:
             write_id = secrets.token_hex(4)

@@ -169,6 +169,12 @@ _LEAD_OPEN_RE = re.compile(rf"[^\S\n]*(?P<tag>{_TAG})(?:[\r\n]|\Z)", re.I)
 # An opener on any later line. The leading "\n" is a literal prefix, so the regex engine jumps
 # from line break to line break and a tag mentioned mid-line costs no Python work at all.
 _LINE_OPEN_RE = re.compile(rf"\n[^\S\n]*(?P<tag>{_TAG})(?:[\r\n]|\Z)", re.I)
+# An opener anywhere, even mid-line, that is followed by a line break and the start of
+# CONTEXT_NOTE: that is a block build_context_block made, echoed after some prose ("Sure, here is
+# what I recalled: <memory-context>..."), not a mention of the tag.
+_NOTE_HEAD = CONTEXT_NOTE[: (CONTEXT_NOTE.find(":") + 1) or 16]  # "[System note:"
+# ASCII-only case folding: with full Unicode folding "ſ" would match the "s" of "System".
+_ECHO_OPEN_RE = re.compile(rf"(?P<tag>{_TAG})\r?\n[ \t]*{re.escape(_NOTE_HEAD)}", re.I | re.A)
 _CLOSE_RE = re.compile(re.escape(CLOSE_TAG), re.I)
 # Where an opening tag could begin (a lone "<" ending a chunk is checked separately: folding
 # that into this pattern makes the scan markedly slower).
@@ -187,6 +193,26 @@ def _partial_tag_start(buf: str, start: int, tag: str) -> int:
     if at >= 0 and buf[at:].lower() == tag[: len(buf) - at]:
         return at
     return len(buf)
+
+
+def _pending_echo(buf: str, start: int) -> int:
+    """Where an opening tag begins whose tail, up to the end of ``buf``, could still become the
+    line break and note head that mark an echoed block; -1 if none.
+
+    Such a tail holds no ``<``, so the only candidate is the last ``<`` in ``buf[start:]``.
+    """
+    at = buf.rfind("<", start)
+    if at < 0 or buf[at:at + _OPEN_LEN].lower() != OPEN_TAG:
+        return -1
+    tail = buf[at + _OPEN_LEN:]
+    i = 1 if tail.startswith("\r") else 0
+    if i == len(tail):
+        return at
+    if tail[i] != "\n":
+        return -1
+    rest = tail[i + 1:].lstrip(" \t")
+    head = _NOTE_HEAD.lower()
+    return at if len(rest) < len(head) and rest.isascii() and head.startswith(rest.lower()) else -1
 
 
 class StreamScrubber:
@@ -280,18 +306,31 @@ class StreamScrubber:
         return held
 
     def _find_opener(self, buf: str, pos: int) -> tuple[int, bool]:
-        """The first opening tag in ``buf[pos:]`` at a block boundary: ``(index, confirmed)``.
+        """The first opening tag in ``buf[pos:]``: ``(index, confirmed)``.
 
-        ``confirmed`` is False when the tag ends the buffer, so the next character must decide.
-        Returns ``(-1, False)`` when there is none. Text before ``pos`` was already shown (or
-        dropped with a span), so whether the first line starts at a boundary is ``_boundary``.
+        A tag opens at a block boundary when a line break follows it, and anywhere when the
+        start of :data:`CONTEXT_NOTE` follows it on the next line (an echoed block).
+        ``confirmed`` is False when the end of the buffer leaves that undecided, so the next
+        chunk must decide. Returns ``(-1, False)`` when there is none. Text before ``pos`` was
+        already shown (or dropped with a span), so whether the first line starts at a boundary
+        is ``_boundary``.
         """
+        found: list[tuple[int, bool]] = []
         match = _LEAD_OPEN_RE.match(buf, pos) if self._boundary else None
         if match is None:
             match = _LINE_OPEN_RE.search(buf, pos)
-            if match is None:
-                return -1, False
-        return match.start("tag"), match.end() > match.end("tag")
+        if match is not None:
+            found.append((match.start("tag"), match.end() > match.end("tag")))
+        echo = _ECHO_OPEN_RE.search(buf, pos)
+        if echo is not None:
+            found.append((echo.start("tag"), True))
+        pending = _pending_echo(buf, pos)
+        if pending >= 0:
+            found.append((pending, False))
+        if not found:
+            return -1, False
+        # The earliest tag; at one index, a tag that already opens beats an undecided one.
+        return min(found, key=lambda item: (item[0], not item[1]))
 
     def _emit(self, out: list[str], buf: str, start: int, end: int) -> None:
         if start < end:

@@ -3,6 +3,14 @@
 One rule everywhere: a file is replaced whole (temp file in the same folder, fsync, atomic
 rename, fsync of the folder) and is private to its owner (0600; folders 0700). A reader never
 needs a lock: it sees the old file or the new one, never half of either.
+
+Whatever the umask, a folder memhost creates (its missing parents too) is 0700 and a file 0600.
+Nothing is written through a symlink someone planted: temp files are created with ``O_EXCL``,
+a file is replaced by renaming over its name (which replaces a link, never its target), appends
+and new files are opened with ``O_NOFOLLOW``, and a lock file that is a link is refused
+(filelock opens it with ``O_NOFOLLOW``).
+The one exception is asked for by name: a memory file the user linked into a dotfiles
+repository stays linked (``follow_symlink=True``).
 """
 
 from __future__ import annotations
@@ -10,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import stat
 import tempfile
 import threading
 import time
@@ -19,18 +28,77 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
+from memhost.locking import ProcessLock, process_lock
+
 PRIVATE_FILE = 0o600
 PRIVATE_DIR = 0o700
 
 
+#: Whether a folder's mode lets other users change what is in it.
+SHARED_WRITE = stat.S_IWGRP | stat.S_IWOTH
+
+
 def ensure_private_dir(path: Path) -> Path:
-    """Create ``path`` (and parents) if needed; a folder memhost creates is 0700."""
-    if not path.is_dir():
-        path.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR)
+    """Create ``path`` and its missing parents if needed, each 0700 whatever the umask (a
+    mode given to mkdir is reduced by the umask; a chmod is not)."""
+    if path.is_dir():
+        return path
+    missing = []
+    for folder in (path, *path.parents):
+        if folder.is_dir():
+            break
+        missing.append(folder)
+    for folder in reversed(missing):
+        try:
+            os.mkdir(folder, PRIVATE_DIR)
+        except FileExistsError:
+            if not folder.is_dir():
+                raise
+            continue  # made by someone else meanwhile: not ours to change
+        os.chmod(folder, PRIVATE_DIR)
     return path
 
 
-def _fsync_dir(folder: Path) -> None:
+def refuse_shared_dir(path: Path, what: str) -> None:
+    """Raise :class:`ConfigError` when ``path`` (an existing folder) can be written by other
+    users: they could plant a provider or a config that runs their code as this user."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(mode) and mode & SHARED_WRITE:
+        from memhost.errors import ConfigError
+
+        raise ConfigError(
+            f"{what} {path} can be written by other users (mode {stat.S_IMODE(mode):04o}), so "
+            f"anyone on this machine could put code there that memhost would run as you; "
+            f"memhost refuses to use it. Make it yours alone: chmod 700 '{path}'")
+
+
+def write_new_private(path: Path, data: bytes) -> None:
+    """Write ``data`` to a file that must not exist yet (0600; never through a symlink)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, PRIVATE_FILE)
+    try:
+        os.fchmod(fd, PRIVATE_FILE)
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+
+def open_append_private(path: Path) -> int:
+    """A file descriptor appending to ``path`` (created 0600; a symlink is refused)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | _NOFOLLOW, PRIVATE_FILE)
+    with contextlib.suppress(OSError):
+        if os.fstat(fd).st_mode & 0o777 != PRIVATE_FILE:
+            os.fchmod(fd, PRIVATE_FILE)
+    return fd
+
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def fsync_dir(folder: Path) -> None:
+    """fsync ``folder``, so a rename or a new file in it survives a power cut."""
     with contextlib.suppress(OSError):  # not every filesystem lets a folder be opened
         fd = os.open(folder, os.O_RDONLY)
         try:
@@ -39,35 +107,38 @@ def _fsync_dir(folder: Path) -> None:
             os.close(fd)
 
 
-def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None:
+def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True,
+                       follow_symlink: bool = False) -> None:
     """Replace ``path`` with ``data``; on any failure the old file stays as it was.
 
     ``durable`` fsyncs the data (and the folder) so the new content survives a power loss; a
-    crashed process can never leave a torn file either way. A symlink is followed: its target
-    is replaced, so a memory file kept in a dotfiles repository stays linked.
+    crashed process can never leave a torn file either way. A symlink at ``path`` is replaced
+    by the file (its target is left alone), unless ``follow_symlink``: then its target is
+    replaced, so a memory file kept in a dotfiles repository stays linked.
     """
-    if path.is_symlink():
+    if follow_symlink and path.is_symlink():
         path = Path(os.path.realpath(path))
     folder = ensure_private_dir(path.parent)
+    # mkstemp opens with O_EXCL (never an existing name, never through a link) and mode 0600.
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(fd, "wb") as handle:
+            os.fchmod(handle.fileno(), PRIVATE_FILE)
             handle.write(data)
             handle.flush()
             if durable:
                 os.fsync(handle.fileno())
-        os.chmod(tmp, PRIVATE_FILE)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
     if durable:
-        _fsync_dir(folder)
+        fsync_dir(folder)
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"))
+def atomic_write_text(path: Path, text: str, *, follow_symlink: bool = False) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"), follow_symlink=follow_symlink)
 
 
 def atomic_write_json(path: Path, data: Any) -> None:
@@ -92,19 +163,19 @@ def lock_for(path: Path, timeout: float = 30.0) -> FileLock:
 
 
 class _PathLock:
-    """This process's lock on one lock file: a thread lock, then filelock's lock on the file.
+    """This process's lock on one lock file: a thread lock, then the lock on the file
+    (:mod:`memhost.locking`: ``flock`` on POSIX, ``filelock`` elsewhere).
 
-    Building a ``FileLock`` costs about as much as taking it, so each lock file gets one for the
-    life of the process. It is not thread-local: the thread lock in front of it lets one thread
-    at a time in, and the file lock keeps other processes (and other lock objects) out. Neither
-    is re-entrant, as before: a thread that takes a lock it holds waits for its timeout.
+    Each lock file gets one for the life of the process. The thread lock in front lets one
+    thread at a time in, and the file lock keeps other processes (and other lock objects) out.
+    Neither is re-entrant: a thread that takes a lock it holds waits for its timeout.
     """
 
     __slots__ = ("file", "thread")
 
     def __init__(self, lock_file: str) -> None:
         self.thread = threading.Lock()
-        self.file = FileLock(lock_file, mode=PRIVATE_FILE, thread_local=False)
+        self.file: ProcessLock = process_lock(lock_file)
 
 
 _PATH_LOCKS: dict[str, _PathLock] = {}
@@ -144,13 +215,8 @@ def locked(path: Path, timeout: float = 30.0) -> Iterator[None]:
     if not lock.thread.acquire(timeout=-1 if timeout < 0 else timeout):
         raise Timeout(lock_file)
     try:
-        lock.file.acquire(timeout=timeout if timeout < 0 else max(0.0, deadline - time.monotonic()))
+        lock.file.acquire(timeout if timeout < 0 else max(0.0, deadline - time.monotonic()))
         try:
-            # filelock may create the file with the umask applied; tighten it while we hold it
-            # (a stat, not a chmod every time: a chmod dirties the inode on every write).
-            with contextlib.suppress(OSError):
-                if os.stat(lock_file).st_mode & 0o777 != PRIVATE_FILE:
-                    os.chmod(lock_file, PRIVATE_FILE)
             yield
         finally:
             lock.file.release()

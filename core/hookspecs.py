@@ -97,6 +97,14 @@ def on_subtask(task: str, result: str, child_session_id: str, session_id: str) -
 
 
 @hookspec
+def scratch_config(config: dict[str, Any], home: Path) -> dict[str, Any] | None:
+    """Only for ``memhost providers check``, on a checker thread, before its scripted session;
+    must not block. Return ``config`` changed so that everything the session stores goes to a
+    scratch store (``home`` is a fresh folder, deleted afterwards), never the user's real one;
+    drop what lives outside ``home`` in ``shutdown``. ``None``: nothing lives outside ``home``."""
+
+
+@hookspec
 def shutdown() -> dict[str, int] | None:
     """Once, after background work drained, in reverse registration order, on a shutdown
     thread the host waits on for at most the shutdown bound; may block briefly. May return

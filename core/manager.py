@@ -15,7 +15,6 @@ import re
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +23,7 @@ from typing import Any
 from memhost.builtin_providers.provider import NAME as BUILTIN
 from memhost.builtin_providers.provider import BuiltinProvider
 from memhost.builtin_providers.store import Change, MemoryStore
-from memhost.bounded import DaemonExecutor
+from memhost.bounded import DaemonExecutor, Pending
 from memhost.config import Config, load_config, validate
 from memhost.deadletter import DeadLetters
 from memhost.errors import ProviderError
@@ -34,6 +33,8 @@ from memhost.outbox import Journal, Outbox, Record
 from memhost.health import health_problems
 from memhost.providers import FAILED, Provider, ProviderSet
 from memhost.review.approval import ApprovalGate, PendingStore
+from memhost.security.masking import scrub_value
+from memhost.security.screen import Screen
 from memhost.security.redact import redact, redact_many
 from memhost.toolschemas import RESERVED_TOOL_NAMES, SchemaProblem, normalise_tool_schema
 from memhost.turns import NudgeCounter, count_user_turns, flatten_content, is_trivial
@@ -73,6 +74,7 @@ class MemoryManager:
         self.config = config if config is not None else load_config(home)
         settings = self.config.memory
         self.store = MemoryStore.from_settings(home, settings)
+        self.store.screen = Screen.from_config(self.config, home)
         self.session_id = ""
         self.context = "primary"
         self.confirm_callback: ConfirmCallback | None = None
@@ -93,7 +95,7 @@ class MemoryManager:
         self._dead: DeadLetters | None = None
         self._parked: list[Record] = []  # written while the provider is unavailable
         self._prefetch_pool: DaemonExecutor | None = None
-        self._prefetch_call: Future[Any] | None = None
+        self._prefetch_call: Pending | None = None
         self._prefetch_stats = {"timeouts": 0, "skipped_while_stuck": 0, "late_results_dropped": 0}
         self._turns = 0
         self._nudge = NudgeCounter(settings.nudge_interval)
@@ -157,7 +159,8 @@ class MemoryManager:
 
         before, warned = len(self.problems), False
         try:
-            plugin = discovery.load_provider(name, self.home)
+            plugin = discovery.load_provider(
+                name, self.home, timeout=self.config.memory.provider_import_timeout)
             if self.register_provider(plugin, name=name):
                 return
             # Refused or unavailable: _add already logged why; restate it with the config key.
@@ -331,8 +334,12 @@ class MemoryManager:
 
     # -- turns -----------------------------------------------------------------------------------
 
-    def begin_turn(self, user_message: Any) -> Turn:
-        """Start a user turn: reset per-turn state, tick the review nudge, recall."""
+    def begin_turn(self, user_message: Any, *, untrusted: bool = False) -> Turn:
+        """Start a user turn: reset per-turn state, tick the review nudge, recall.
+
+        ``untrusted=True`` says the turn carries content nobody vouches for (a web page, a file,
+        an email, another agent's output): memory writes in it are staged for approval."""
+        self.store.screen.begin_turn(self.session_id, untrusted=untrusted)
         self._turns += 1
         self.builtin.tool.reset_turn()
         if self.reviewer is not None:
@@ -349,6 +356,10 @@ class MemoryManager:
             recall, raw = self._prefetch(self._external, query)
         context = build_context_block(raw, source=self._external.name) if raw and self._external else ""
         return Turn(self._turns, context, self._review_due, recall)
+
+    def mark_untrusted(self) -> None:
+        """The current turn has read untrusted content: its memory writes are staged."""
+        self.store.screen.mark_untrusted(self.session_id)
 
     def _prefetch(self, provider: Provider, query: str) -> tuple[str, str]:
         stats = self._prefetch_stats
@@ -403,13 +414,14 @@ class MemoryManager:
             return
         if self._external is not None:
             user_r, answer_r, messages_r = redact_many(user, answer, messages or [])
-            self._submit_write("sync_turn", [("sync_turn", {
-                "user_content": user_r, "assistant_content": answer_r,
-                "session_id": self.session_id, "messages": messages_r})])
-            if not is_trivial(user):
-                provider = self._external
-                self._worker.submit(Task("prefetch", "queue_prefetch", lambda: self._providers.call(
-                    provider, "queue_prefetch", query=user_r, session_id=self.session_id)))
+            with self._worker.batch():  # one hand-off to the worker for the turn, at the end
+                self._submit_write("sync_turn", [("sync_turn", {
+                    "user_content": user_r, "assistant_content": answer_r,
+                    "session_id": self.session_id, "messages": messages_r})])
+                if not is_trivial(user):
+                    provider = self._external
+                    self._worker.submit(Task("prefetch", "queue_prefetch", lambda: self._providers.call(
+                        provider, "queue_prefetch", query=user_r, session_id=self.session_id)))
         if due and self.reviewer is not None:
             history = messages or [{"role": "user", "content": user},
                                    {"role": "assistant", "content": answer}]
@@ -489,9 +501,14 @@ class MemoryManager:
     def _queue_record(self, journal: Journal, record: Record, label: str) -> None:
         provider = self._external
         assert provider is not None
-        remaining = list(record.calls)
+        remaining: list[tuple[str, dict[str, Any]]] = []
+        started = False
 
         def deliver() -> None:
+            nonlocal started
+            if not started:  # decoded here, on the worker thread, not the host's
+                remaining.extend(record.calls)
+                started = True
             # A retry resumes at the call that failed: session_end is not repeated for a rotate.
             while remaining:
                 hook, kwargs = remaining[0]
@@ -501,7 +518,8 @@ class MemoryManager:
 
         self._worker.submit(Task("write", label, deliver, lambda: journal.ack(record.seq),
                                  lambda error, attempts: self._dead.park_for(  # type: ignore[union-attr]
-                                     provider, remaining, error, attempts)))
+                                     provider, remaining if started else list(record.calls),
+                                     error, attempts)))
 
     def _replay_if_due(self) -> None:
         # Locked: a write submitted meanwhile from another thread (the background review's
@@ -605,7 +623,7 @@ class MemoryManager:
         configured = self.config.memory.provider.strip()
         failed_writes = self._dead.count() if self._dead else 0
         usable = self._external is not None and not self._external.health.unavailable
-        return {
+        return scrub_value({  # a provider's fault text may quote its config
             "home": str(self.home),
             "session_id": self.session_id,
             "context": self.context,
@@ -617,14 +635,18 @@ class MemoryManager:
             or (usable and self._external.name == configured),  # type: ignore[union-attr]
             "providers": providers,
             "tools": {name: p.name for name, p in self._tools.items()},
-            "problems": [*self.problems, *health_problems(self._providers, self._dead)],
+            "problems": [*self.problems, *health_problems(self._providers, self._dead),
+                         *({"provider": BUILTIN, "problem": problem}
+                           for problem in self.store.metadata_problems()),
+                         *({"provider": BUILTIN, "problem": problem}
+                           for problem in self.builtin.snapshot.problems)],
             "background": self._worker.status(),
             "outbox_pending": self._outbox.pending_count() if self._outbox else 0,
             "failed_writes": failed_writes,
             "shutdown": self._shutdown_report.as_dict() if self._shutdown_report else None,
             "review": self.reviewer.status() if hasattr(self.reviewer, "status") else None,
             "pending_writes": PendingStore(self.home).count(),
-        }
+        })
 
 
 def _json_error(message: str) -> str:

@@ -20,6 +20,7 @@ import os
 import secrets
 import threading
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,13 @@ class Record:
 
     journal: Path
     seq: int
-    calls: tuple[tuple[str, dict[str, Any]], ...]
+    #: The journal line it was read from or written as. Decoded on first use, by whoever
+    #: delivers it: the host's thread only writes the line.
+    line: str
+
+    @cached_property
+    def calls(self) -> tuple[tuple[str, dict[str, Any]], ...]:
+        return tuple((hook, kwargs) for hook, kwargs in json.loads(self.line).get("calls", []))
 
 
 class Journal:
@@ -58,6 +65,7 @@ class Journal:
         objects: the provider then gets a snapshot the host can no longer change (a host
         appending to its transcript list must not alter a queued sync) and cannot change the
         host's objects in turn, and a live delivery is the same payload a replay would be.
+        Reading it back is left to the delivering thread (:attr:`Record.calls`).
         """
         with self._mutex:
             if self.closed:
@@ -65,8 +73,7 @@ class Journal:
             seq = self._next_seq
             self._next_seq += 1
             line = self._write({"seq": seq, "calls": [[hook, kwargs] for hook, kwargs in calls]})
-        stored = json.loads(line)["calls"]
-        return Record(self.path, seq, tuple((hook, kwargs) for hook, kwargs in stored))
+        return Record(self.path, seq, line)
 
     def ack(self, seq: int) -> None:
         with self._mutex:
@@ -169,6 +176,5 @@ def _unacknowledged(path: Path) -> list[Record]:
         if "ack" in data:
             writes.pop(data["ack"], None)
         elif "seq" in data:
-            calls = tuple((hook, kwargs) for hook, kwargs in data.get("calls", []))
-            writes[data["seq"]] = Record(path, data["seq"], calls)
+            writes[data["seq"]] = Record(path, data["seq"], line)
     return [writes[k] for k in sorted(writes)]

@@ -17,7 +17,6 @@ import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,10 +24,11 @@ from typing import Any
 import pluggy
 
 from memhost import hookspecs
-from memhost.bounded import DaemonExecutor
+from memhost.bounded import DaemonExecutor, Pending
 from memhost.errors import ProviderError, RetryableError
 from memhost.faultlog import FaultLog
 from memhost.health import Health
+from memhost.security.masking import scrub
 from memhost.security.redact import redact
 
 log = logging.getLogger("memhost.providers")
@@ -40,6 +40,10 @@ HOOK_NAMES = tuple(
     name for name in vars(hookspecs)
     if callable(getattr(hookspecs, name)) and hasattr(getattr(hookspecs, name), "memhost_spec")
 )
+#: Hooks only ``memhost providers check`` calls, never a host.
+CHECK_ONLY_HOOKS = ("scratch_config",)
+#: The hooks a host's manager calls.
+HOST_HOOKS = tuple(name for name in HOOK_NAMES if name not in CHECK_ONLY_HOOKS)
 
 #: What each hook must return; anything else is counted as a fault and treated as "nothing"
 #: (and fails ``memhost providers check``).
@@ -51,6 +55,7 @@ RETURN_TYPES: dict[str, tuple[type, ...]] = {
     "prefetch": (str, type(None)),
     "pre_compress": (str, type(None)),
     "shutdown": (dict, type(None)),
+    "scratch_config": (dict, type(None)),
 }
 
 #: Hooks the host's thread waits for. An external provider's calls to them run on that
@@ -105,7 +110,7 @@ class Provider:
     health: Health = field(default_factory=Health)
     #: How long the host waits for one of :data:`BOUNDED_HOOKS` (``None``: called in place).
     call_timeout: float | None = None
-    stuck: Future[Any] | None = None
+    stuck: Pending | None = None
     executor: DaemonExecutor | None = None
 
     @property
@@ -267,6 +272,9 @@ class ProviderSet:
     def _fault(provider: Provider, hook: str, stats: HookStats, message: str,
                exc: BaseException | None = None) -> None:
         stats.errors += 1
+        # Where a provider's exception becomes text (status, problems, doctor, the API, a tool's
+        # answer): its secrets are masked once, here.
+        message = scrub(message)
         stats.last_error = provider.last_error = f"{hook}: {message}"
         provider.health.failed(hook, provider.last_error)
         faults.report(provider.name, hook, message, exc)
@@ -313,11 +321,12 @@ def _trace_after(outcome: Any, hook_name: str, impls: Sequence[Any],
                  kwargs: Mapping[str, Any]) -> None:
     elapsed = (time.perf_counter() - _trace_starts.stack.pop()) * 1000
     names = ",".join(impl.plugin_name for impl in impls) or "-"
-    shown = {k: _short(v) for k, v in redact(dict(kwargs)).items()}
+    # Masked before shortening: a value cut in half would no longer be recognised.
+    shown = {k: _short(scrub(v if isinstance(v, str) else repr(v)))
+             for k, v in redact(dict(kwargs)).items()}
     failed = " FAILED" if outcome.exception is not None else ""
     print(f"memhost trace: {names}.{hook_name} {elapsed:.2f}ms{failed} {shown}", file=sys.stderr)
 
 
-def _short(value: Any, limit: int = 120) -> Any:
-    text = value if isinstance(value, str) else repr(value)
+def _short(text: str, limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."

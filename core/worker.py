@@ -14,11 +14,12 @@ submission tries again.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -83,6 +84,7 @@ class BackgroundWorker:
         self._accepting = True
         self._stopping = False
         self._abandon = threading.Event()
+        self._batching = 0
         self.completed = 0
         self.retrying: dict[str, Any] = {}
 
@@ -95,8 +97,23 @@ class BackgroundWorker:
                 return False
             self._queue.append(task)
             self._ensure_thread()
-            self._cond.notify()
+            if not self._batching:
+                self._cond.notify()
         return True
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """Submit several tasks with one wake-up of the worker, at the end: woken after the
+        first, it would take the interpreter from the submitting thread in between."""
+        with self._cond:
+            self._batching += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._batching -= 1
+                if not self._batching and self._queue:
+                    self._cond.notify()
 
     def _ensure_thread(self) -> bool:
         """Start the worker thread if it is not running; ``False`` when the OS refused."""

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from memhost.files import atomic_write_text, locked
 from memhost.home import env_path
+from memhost.security.masking import remember
 
 KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -64,18 +65,26 @@ class EnvStore:
             key, _, raw = stripped.removeprefix("export ").partition("=")
             if KEY.match(key.strip()):
                 values[key.strip()] = _unquote(raw)
+                remember(values[key.strip()])  # every value here is a secret: mask it anywhere
         return lines, values
 
     def get(self, key: str) -> str | None:
         """The secret's value: the process environment first, then the file."""
         if os.environ.get(key):
+            remember(os.environ[key])
             return os.environ[key]
         return self._read()[1].get(key) or None
+
+    def remember_all(self) -> None:
+        """Have every value in the file masked wherever it appears in this process's output
+        (:mod:`memhost.security.masking`), whether or not it is read later."""
+        self._read()
 
     def is_set(self, key: str) -> bool:
         return self.get(key) is not None
 
     def set(self, key: str, value: str) -> None:
+        remember(value)
         self._update(key, value)
 
     def unset(self, key: str) -> None:

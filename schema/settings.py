@@ -22,6 +22,7 @@ from typing import Any
 
 from memhost.errors import MemhostError
 from memhost.schema.envstore import EnvStore
+from memhost.security.masking import scrub_value
 from memhost.schema.loader import load_config_schema
 from memhost.schema.model import PROVIDER_NAME, ProviderConfigSchema
 from memhost.schema.stores import store_for
@@ -83,9 +84,11 @@ class SettingsService:
         return schema
 
     def _active(self, name: str) -> bool:
-        from memhost.config import load_config
+        from memhost.config import read_config
 
-        return load_config(self.home).memory.provider == name
+        # A config.toml with a wrong key elsewhere must not stop a provider's settings being
+        # shown or repaired.
+        return read_config(self.home)[0].memory.provider == name
 
     # -- reading ---------------------------------------------------------------------------------
 
@@ -207,6 +210,11 @@ class SettingsService:
 
         store = store_for(self.home, schema.name, schema.storage)
         stored = store.read()
+        # A value shown masked (a token typed into a text field is shown as "[redacted]") and
+        # sent back unchanged keeps what is stored: saving a page never writes the mask.
+        changes = {key: value for key, value in changes.items()
+                   if not (key in stored and value != stored[key]
+                           and value == scrub_value(stored[key]))}
         candidate = {**stored, **changes}
         candidate = {k: v for k, v in candidate.items() if v is not None}
         document = self._effective(schema, candidate)

@@ -37,9 +37,10 @@ class ConfigTableStore:
         self.home, self.name, self.path = home, name, config_path(home)
 
     def read(self) -> dict[str, Any]:
-        from memhost.config import load_config
+        from memhost.config import read_config
 
-        return dict(load_config(self.home).providers.get(self.name, {}))
+        # Lenient, so a wrong key elsewhere in config.toml leaves this table readable.
+        return dict(read_config(self.home)[0].providers.get(self.name, {}))
 
     def write(self, changes: Mapping[str, Any]) -> None:
         from memhost.config import update_config

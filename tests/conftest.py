@@ -31,3 +31,12 @@ def _no_entrypoint_providers(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMHOST_DISABLE_ENTRYPOINTS", "1")
     for name in ("MEMHOST_DISABLED_PROVIDERS", "MEMHOST_STRICT_PROVIDERS"):
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _no_remembered_secrets() -> None:
+    """Each test starts with no secret values remembered for masking: a value another test's
+    home held must not make this test's text "secret"."""
+    from memhost.security import masking
+
+    masking.forget_all()

@@ -19,7 +19,7 @@ from memhost import hookimpl
 ALL_HOOKS = (
     "check_available", "initialize", "prompt_fragment", "tool_schemas", "handle_tool_call",
     "prefetch", "queue_prefetch", "sync_turn", "session_end", "rotate", "pre_compress",
-    "on_builtin_write", "on_subtask", "shutdown",
+    "on_builtin_write", "on_subtask", "shutdown", "scratch_config",
 )
 
 
@@ -157,6 +157,11 @@ class Recorder:
     @hookimpl
     def shutdown(self) -> dict[str, int] | None:
         self._record("shutdown")
+        return None
+
+    @hookimpl
+    def scratch_config(self, config: dict[str, Any], home: Path) -> dict[str, Any] | None:
+        self._record("scratch_config", config=config, home=home)
         return None
 
 

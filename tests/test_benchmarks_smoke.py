@@ -71,6 +71,32 @@ def test_an_unknown_benchmark_name_is_a_usage_error() -> None:
     assert "unknown benchmark(s) store_ad" in done.stderr
 
 
+def test_plot_draws_every_row_with_a_target_from_a_saved_run(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib", reason="the plot extra is not installed")
+    rows = [
+        {"name": "store_add", "case": "", "ratio": 0.8, "target": "ratio >= 0.75", "met": True,
+         "status": "ok", "extra": {}},
+        {"name": "turn_overhead", "case": "one external", "ratio": 900.0,
+         "target": "overhead_us < 100", "met": False, "status": "ok",
+         "extra": {"overhead_us": 120.0}},
+        {"name": "concurrency", "case": "P=8", "ratio": 0.71,
+         "target": "ratio >= 0.7 and lost == 0", "met": True, "status": "ok",
+         "extra": {"lost": 0}},
+        {"name": "cold_start", "case": "--help", "ratio": 3.0, "target": "", "met": None,
+         "status": "ok", "extra": {}},
+        {"name": "recall_postgres", "case": "", "target": "p95_ms < 50", "met": None,
+         "status": "provider unavailable", "extra": {}},
+    ]
+    saved = tmp_path / "run.json"
+    saved.write_text(json.dumps({"quick": True, "rows": rows}), encoding="utf-8")
+    picture = tmp_path / "out" / "rows.png"
+    done = _run("-m", "benchmarks", "--plot", str(picture), "--from", str(saved), timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert f"{picture}: 3 rows against their targets" in done.stdout  # no target, no figure: left out
+    assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert _run("-m", "benchmarks", "--from", str(saved), timeout=60).returncode == 2
+
+
 @pytest.mark.slow
 def test_a_short_soak_injects_every_fault_and_loses_nothing(tmp_path: Path) -> None:
     # Twelve seconds: the soak's first kill, provider fault, full-store filler and drift are all

@@ -139,7 +139,7 @@ def test_show_lists_every_key_with_its_source(home: Path, env: dict[str, str]) -
     (home / "config.toml").write_text(COMMENTED)
     result = run(env, "show")
     assert result.returncode == 0, result.stderr
-    for table in ("memory", "review", "curator"):
+    for table in ("memory", "review", "curator", "injection"):
         assert f"[{table}]" in result.stdout
         for key in type(getattr(Config(), table)).model_fields:
             assert re.search(rf"^  {key} +=", result.stdout, re.M), key
@@ -149,7 +149,7 @@ def test_show_lists_every_key_with_its_source(home: Path, env: dict[str, str]) -
     assert data["tables"]["memory"]["nudge_interval"] == {"value": 4, "default": 10,
                                                           "source": "config.toml"}
     assert data["tables"]["curator"]["merge"]["source"] == "default"
-    assert set(data["tables"]) == {"memory", "review", "curator"}
+    assert set(data["tables"]) == {"memory", "review", "curator", "injection"}
 
 
 def test_show_hides_secret_looking_keys_of_a_table_without_schema(home: Path,
@@ -322,7 +322,7 @@ def test_show_includes_the_active_provider_through_its_schema(home: Path,
 
 def test_docs_cover_every_key_with_its_default() -> None:
     text = DOCS.read_text(encoding="utf-8")
-    for table in ("memory", "review", "curator"):
+    for table in ("memory", "review", "curator", "injection"):
         model = type(getattr(Config(), table))
         for key, info in model.model_fields.items():
             default = info.default

@@ -92,9 +92,10 @@ def test_age_is_unknown_when_the_sidecar_has_no_metadata(home: Path) -> None:
     data = as_json(memhost(home, "memory", "show", "--json", "--target", "memory"))
     assert [e["age"] for e in data["stores"][0]["entries"]] == ["unknown", "unknown"]
 
-    # Losing the sidecar loses ages, never entries.
+    # Losing the metadata (the sidecar and the journal) loses ages, never entries.
     assert memhost(home, "memory", "add", "Added by the CLI").returncode == 0
-    entrymeta.meta_path(path).unlink()
+    entrymeta.meta_path(path).unlink(missing_ok=True)
+    path.with_name(path.name + ".journal").unlink()
     data = as_json(memhost(home, "memory", "show", "--json", "--target", "memory"))
     assert [e["age"] for e in data["stores"][0]["entries"]] == ["unknown"] * 3
 
@@ -109,9 +110,10 @@ def test_show_marks_a_multiline_entry_and_an_entry_withheld_from_the_prompt(home
     start = next(i for i, line in enumerate(lines) if line.endswith("First line"))
     assert lines[start + 1].strip() == "second line"
     assert lines[start + 1].index("second") == lines[start].index("First")
-    assert "withheld from the prompt (threat pattern: prompt_injection)" in result.stdout
+    assert "withheld from the prompt (risk 6: override_instructions" in result.stdout
     data = as_json(memhost(home, "memory", "show", "--json", "--target", "memory"))
-    assert data["stores"][0]["entries"][1]["blocked"] == ["prompt_injection"]
+    blocked = data["stores"][0]["entries"][1]["blocked"]
+    assert len(blocked) == 1 and "override_instructions" in blocked[0]
     assert data["stores"][0]["entries"][1]["text"].startswith("Ignore all")  # the user sees it
 
 
@@ -234,9 +236,12 @@ def test_unreadable_and_drifted_files_are_refused_with_nothing_changed(home: Pat
     assert "to fix:" in human.stderr and "memhost doctor" in human.stderr
 
 
-def test_invalid_config_is_a_clean_error(home: Path) -> None:
+def test_invalid_config_warns_on_show_and_is_a_clean_error_on_a_write(home: Path) -> None:
     (home / "config.toml").write_text("[memory]\nmemory_char_limit = -5\n", encoding="utf-8")
-    result = memhost(home, "memory", "show")
+    shown = memhost(home, "memory", "show")
+    assert shown.returncode == 0
+    assert shown.stderr.startswith("memhost: warning: ") and "memory_char_limit" in shown.stderr
+    result = memhost(home, "memory", "add", "a fact")
     assert result.returncode == 2
     assert result.stderr.startswith("memhost: error: ")
     assert "memory_char_limit" in result.stderr and "Traceback" not in result.stderr
@@ -358,8 +363,10 @@ def test_an_unreadable_archive_is_a_clean_error(home: Path) -> None:
 def test_a_failing_save_is_a_clean_error_and_changes_nothing(home: Path) -> None:
     memhost(home, "memory", "add", "entry one")
     before = memory_file(home).read_bytes()
-    (home / "memories" / "archive.jsonl").mkdir()  # the archive cannot be appended to
+    journal_file = home / "memories" / "MEMORY.md.journal"
+    journal_file.unlink()
+    journal_file.mkdir()  # the write's commit record cannot be written
     result = memhost(home, "memory", "remove", "one")
     assert result.returncode != 0 and "Traceback" not in result.stderr
-    assert result.stderr.startswith("memhost: error: ") and "archive.jsonl" in result.stderr
+    assert result.stderr.startswith("memhost: error: ") and "MEMORY.md.journal" in result.stderr
     assert memory_file(home).read_bytes() == before

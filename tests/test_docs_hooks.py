@@ -64,7 +64,7 @@ def example_code(text: str) -> str:
 
 def test_spec_is_what_this_test_reads() -> None:
     hooks = spec()
-    assert len(hooks) == 14
+    assert len(hooks) == 15
     assert hooks["on_builtin_write"] == ("action", "target", "content", "previous_content",
                                          "session_id", "origin")
 

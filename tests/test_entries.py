@@ -148,3 +148,36 @@ class TestDrift:
 
     def test_nul_bytes_are_drift(self) -> None:
         assert drift_reason("alpha\x00beta", 100) is not None
+
+
+# -- the fast paths agree with the line-by-line definitions ---------------------------------------
+
+def _normalise_line_by_line(text: str) -> str:
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def _parse_line_by_line(raw: str) -> list[str]:
+    from memhost.builtin_providers.entries import _pieces
+
+    return list(dict.fromkeys(e for e in (p.strip() for p in _pieces(
+        _normalise_line_by_line(raw))) if e))
+
+
+_FAST_PIECES = st.sampled_from(["§", "\n", "\r\n", "\r", " ", "\t", "\n§\n", "§\n", "\n§",
+                                "\u3000", "\x1c", "\x85", "\u2028", "a", "entry"])
+fast_path_text = st.lists(st.one_of(_FAST_PIECES, st.text(max_size=6)), max_size=30).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(fast_path_text)
+def test_normalise_parse_and_drift_agree_with_the_line_by_line_rules(raw: str) -> None:
+    """normalise skips text that is already normal and parse splits on the whole delimiter when
+    that is the same split (both at C speed); the results must be those of the line-by-line
+    rules they replace."""
+    assert normalise(raw) == _normalise_line_by_line(raw)
+    assert parse(raw) == _parse_line_by_line(raw)
+    padded = any(line != "§" and line.strip() == "§"
+                 for line in _normalise_line_by_line(raw).split("\n"))
+    assert (drift_reason(raw, 10**9) or "").startswith("a line holds") == (
+        padded and "\x00" not in raw)

@@ -30,7 +30,7 @@ import pytest
 from fault_matrix_host import BOUNDS, LEAK, MODES, RECALLED, TURNS, run_session
 from memhost.fencing import scrub_text
 from memhost.outbox import Outbox
-from memhost.providers import HOOK_NAMES, RETURN_TYPES
+from memhost.providers import HOST_HOOKS, RETURN_TYPES
 from providers_for_tests import bounded
 
 HERE = Path(__file__).resolve().parent
@@ -57,7 +57,7 @@ def in_process(home: Path, hook: str, mode: str) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("hook", HOOK_NAMES)
+@pytest.mark.parametrize("hook", HOST_HOOKS)  # scratch_config: see test_check_scratch.py
 def test_fault_matrix(home: Path, hook: str, mode: str) -> None:
     seen = (in_subprocess if mode == "hangs" else in_process)(home, hook, mode)
 

@@ -367,6 +367,51 @@ def test_echoed_block_from_build_context_block_is_scrubbed():
     assert scrub_text(f"Sure.\n{block}\nHere is the answer.") == "Sure.\n\nHere is the answer."
 
 
+def test_block_echoed_mid_line_is_scrubbed():
+    # The model echoes the block it was shown after some prose on the same line.
+    block = build_context_block("- SECRET the user's address")
+    text = "Sure, here is what I recalled: " + block + " That is all."
+
+    assert scrub_text(text) == "Sure, here is what I recalled:  That is all."
+    assert stream(list(text)) == "Sure, here is what I recalled:  That is all."
+
+
+def test_tag_mid_line_then_a_line_break_without_the_note_is_prose():
+    # Only the note that build_context_block writes marks a mid-line tag as an echoed block.
+    text = f"Recall is wrapped in {OPEN_TAG}\nand closed with {CLOSE_TAG}."
+
+    assert scrub_text(text) == text
+    assert stream(list(text)) == text
+
+
+def test_a_held_mid_line_tag_is_released_when_the_note_does_not_follow():
+    scrubber = StreamScrubber()
+
+    assert scrubber.feed(f"see {OPEN_TAG}") == "see "
+    assert scrubber.feed("\n[Sys") == ""  # still possibly the start of the note
+    assert scrubber.feed("tem of units]") == f"{OPEN_TAG}\n[System of units]"
+    assert scrubber.flush() == ""
+
+
+# Recall bodies and the prose around an echoed block: any text without angle brackets.
+_prose = st.text(st.characters(blacklist_characters="<>", blacklist_categories=("Cs",)),
+                 max_size=40)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(before=_prose, after=_prose, body=_prose.filter(str.strip), data=st.data())
+def test_an_echoed_block_never_leaks_at_any_position_or_chunking(before, after, body, data):
+    assume("SECRET" not in before + after)
+    text = before + build_context_block("SECRET " + body) + after
+    chunks = split(data, text)
+    scrubber = StreamScrubber()
+    shown = [scrubber.feed(chunk) for chunk in chunks]
+
+    assert "".join(shown) + scrubber.flush() == before + after
+    assert all("SECRET" not in piece for piece in shown)
+    assert scrub_text(text) == before + after
+
+
 def test_package_exports_the_scrubber():
     assert memhost.StreamScrubber is StreamScrubber
 
@@ -377,7 +422,7 @@ def test_package_exports_the_scrubber():
 # INNER cannot end a span early.
 INNER = [
     "<memory-context>\n", "<MEMORY-Context>\r\n", "<memory-context>", "<Memory-Context> ",
-    "<memo", "</mem", "<", "\n", "\r", " ", "x", "`",
+    "<memo", "</mem", "<", "\n", "\r", " ", "x", "`", "[System note:", "[SYSTEM no", "\t",
 ]
 OUTER = INNER + ["</memory-context>", "</Memory-CONTEXT>", "ry-context>"]
 
@@ -418,12 +463,11 @@ def reference_scrub(text: str) -> str:
     while i < len(text):
         line = "".join(shown).rpartition("\n")[2]
         after = i + len(OPEN_TAG)
-        opens = (
-            lower.startswith(OPEN_TAG, i)
-            and (line == "" or line.isspace())
-            and after < len(text)
+        at_boundary = (line == "" or line.isspace()) and after < len(text) \
             and text[after] in "\r\n"
-        )
+        # Anywhere on a line: the tag, a line break, then the note build_context_block writes.
+        echoed = re.match(r"\r?\n[ \t]*\[system note:", lower[after:]) is not None
+        opens = lower.startswith(OPEN_TAG, i) and (at_boundary or echoed)
         if not opens:
             shown.append(text[i])
             i += 1

@@ -30,6 +30,9 @@ DESIGN_HOOKS = {
     "on_builtin_write": ("action", "target", "content", "previous_content", "session_id", "origin"),
     "on_subtask": ("task", "result", "child_session_id", "session_id"),
     "shutdown": (),
+    # Beyond the design's table: called only by `memhost providers check`, so that its scripted
+    # session writes to a scratch store and never to the user's real one.
+    "scratch_config": ("config", "home"),
 }
 
 

@@ -107,7 +107,7 @@ def test_discovery_says_how_to_install_the_driver_when_it_is_missing(
 
 
 def test_importing_memhost_does_not_import_psycopg() -> None:
-    code = ("import sys, memhost, memhost.manager, memhost.recall.ranking, memhost.cli; "
+    code = ("import sys, memhost, memhost.manager, memhost.recall, memhost.cli; "
             "print(sorted(m for m in sys.modules if m.startswith('psycopg')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
@@ -159,13 +159,13 @@ def test_an_unreachable_server_fails_initialize_and_keeps_writes_for_later(home:
 
 def test_the_schema_is_migrated_once_with_a_gin_index(provider: Any, settings: dict[str, Any]) -> None:
     schema = settings["schema"]
-    assert execute(f'SELECT version FROM "{schema}".recall_migrations') == [(1,)]
+    assert execute(f'SELECT version FROM "{schema}".recall_migrations') == [(1,), (2,), (3,)]
     indexes = dict(execute("SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = %s",
                            schema))
-    assert "USING gin (tsv)" in indexes["items_tsv"]
+    assert "USING gin (lexemes)" in indexes["items_lexemes"]
     provider.store._ready = False
     provider.store.open()  # migrating again changes nothing
-    assert execute(f'SELECT version FROM "{schema}".recall_migrations') == [(1,)]
+    assert execute(f'SELECT version FROM "{schema}".recall_migrations') == [(1,), (2,), (3,)]
 
 
 def test_two_hosts_starting_at_once_migrate_once(dsn: str, tmp_path: Path) -> None:
@@ -193,8 +193,8 @@ def test_two_hosts_starting_at_once_migrate_once(dsn: str, tmp_path: Path) -> No
     for thread in threads:
         thread.join(60)
     assert not errors, errors
-    assert execute(f'SELECT version FROM "{fresh}".recall_migrations') == [(1,)]
-    assert execute(f'SELECT count(*) FROM "{fresh}".items') == [(4,)]
+    assert execute(f'SELECT version FROM "{fresh}".recall_migrations') == [(1,), (2,), (3,)]
+    assert execute(f'SELECT count(*) FROM "{fresh}".items') == [(8,)]  # two items a turn
 
 
 def test_statements_time_out_before_the_manager_stops_waiting(home: Path,
@@ -234,11 +234,12 @@ def test_two_hosts_share_memory_and_another_user_sees_none_of_it(
         codename = second.begin_turn("What is the release codename this quarter?").context
         backup = second.begin_turn("Which host runs the nightly backup?").context
         assert "Bluefin" in codename and "kestrel-7" in backup
-        assert "· fact #" in backup and "· turn #" in codename
+        assert "Note: The nightly backup job runs on host kestrel-7." in backup
+        assert "U: Our release codename this quarter is Bluefin." in codename
         assert other.begin_turn("What is the release codename this quarter?").context == ""
         assert other.begin_turn("Which host runs the nightly backup?").context == ""
         assert search(other, "Bluefin")["count"] == 0
-        assert search(second, "Bluefin")["count"] == 1
+        assert search(second, "Bluefin")["count"] == 2  # the message and the reply
         stolen = search(second, "Bluefin")["results"][0]["id"]
         assert not json.loads(other.call_tool("recall_forget", {"id": stolen}))["success"]
     finally:
@@ -266,8 +267,9 @@ def test_a_dropped_connection_is_retried_from_the_outbox_and_stored_once(
         assert made.status()["outbox_pending"] == 0
         # The write that failed and was retried is there, once; so is the turn before it.
         stored = items(settings["schema"], settings["user_id"], "kind = 'turn'")
-        assert [body.split("\n")[0] for _, body, _ in stored] == [
-            "The heron cluster has nine nodes.", "Add a tenth node to the heron cluster."]
+        assert [body for _, body, _ in stored] == [
+            "The heron cluster has nine nodes.", "Nine nodes, noted.",
+            "Add a tenth node to the heron cluster.", "Ten nodes then."]
         made.start_session("session-2")
         assert "tenth node" in made.begin_turn("What about the heron cluster nodes?").context
     finally:
@@ -282,8 +284,9 @@ def test_a_write_retried_after_it_committed_is_stored_once(provider: Any,
         provider.sync_turn(**arguments)
     provider.session_end(session_id="s1", messages=[{"role": "user", "content": "bye now"}])
     provider.session_end(session_id="s1", messages=[{"role": "user", "content": "bye now"}])
-    assert [k for k, _, _ in items(settings["schema"], settings["user_id"])] == ["turn",
-                                                                                "session"]
+    # The turn's two items and the session, each once.
+    assert [k for k, _, _ in items(settings["schema"], settings["user_id"])] == [
+        "turn", "turn", "session"]
 
 
 def test_relevance_on_topic_off_topic_and_no_echo(provider: Any) -> None:
@@ -293,8 +296,10 @@ def test_relevance_on_topic_off_topic_and_no_echo(provider: Any) -> None:
                ("Which flour suits sourdough bread?", "Rye flour gives a tangy sourdough."))
     text = provider.prefetch(query="What did we decide about the deployment schedule?",
                              session_id="s-now")
-    assert text is not None and "Tuesdays" in text and "sourdough" not in text
-    assert text.startswith("- [") and "· turn #" in text
+    # The matching message and reply (and, lifted by them, the message after them), not the
+    # sourdough answer.
+    assert text is not None and "Rye flour" not in text
+    assert "\nU: Remember that deployments happen on Tuesdays.\nA: Noted:" in text
     assert provider.prefetch(query="How do I replace a bicycle chain?", session_id="s-now") is None
     # The current session's newest turn is still in the context: never echoed back.
     sync_turns(provider, "s-now",
@@ -364,7 +369,7 @@ def test_memhost_recall_stats_for_postgres(home: Path, settings: dict[str, Any],
     assert main(["--home", str(home), "recall", "stats", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["provider"] == "postgres" and data["user_id"] == settings["user_id"]
-    assert data["counts"] == {"turn": {"active": 1}}
+    assert data["counts"] == {"turn": {"active": 2}}
     assert main(["--home", str(home), "recall", "vacuum"]) == 0
     assert "vacuumed" in capsys.readouterr().out
 

@@ -17,9 +17,12 @@ from typing import Any
 import pytest
 
 from memhost import RetryableError, discovery
-from memhost.recall import ranking
+from memhost import recall
 from memhost.testing import ProviderContract, load_folder_provider
 from recall_helpers import PLUGINS, configure, manager, provider_errors, search, sync_turns, turn
+
+#: The recall database's schema version (plugins/sqlite/migrations.py).
+SCHEMA_VERSION = 3
 
 FOLDER = PLUGINS / "sqlite"
 
@@ -93,10 +96,10 @@ def test_one_private_file_in_wal_mode_migrated_once(home: Path, provider: Any) -
     db = home / "recall.db"
     assert stat.S_IMODE(db.stat().st_mode) == 0o600
     assert rows(db, "PRAGMA journal_mode") == [("wal",)]
-    assert rows(db, "PRAGMA user_version") == [(1,)]
+    assert rows(db, "PRAGMA user_version") == [(SCHEMA_VERSION,)]
     # Migrating again (another process starting, a restart) changes nothing.
-    assert provider.store.migrate() == 1
-    assert rows(db, "PRAGMA user_version") == [(1,)]
+    assert provider.store.migrate() == SCHEMA_VERSION
+    assert rows(db, "PRAGMA user_version") == [(SCHEMA_VERSION,)]
     conn = provider.store.connection()
     assert conn.execute("PRAGMA synchronous").fetchone() == (2,)  # FULL
     assert conn.execute("PRAGMA busy_timeout").fetchone() == (5000,)
@@ -134,11 +137,14 @@ def test_a_completed_turn_is_stored_once_without_tool_chatter(recall_home: Path)
     made.finish_turn(messages[0]["content"], messages[-1]["content"], messages=messages)
     made.flush(10)
     made.shutdown()
-    found = rows(recall_home / "recall.db", "SELECT kind, body, session_id, created_at FROM items")
-    assert len(found) == 1
-    kind, body, session, created = found[0]
-    assert (kind, session) == ("turn", "session-1") and abs(created - time.time()) < 60
-    assert "billing API" in body and "8443" in body and "TOOL OUTPUT" not in body
+    found = rows(recall_home / "recall.db",
+                 "SELECT kind, role, body, session_id, created_at FROM items ORDER BY id")
+    # A turn is two items, the message and the reply, one after the other.
+    assert [(kind, role, session) for kind, role, _, session, _ in found] == [
+        ("turn", "user", "session-1"), ("turn", "assistant", "session-1")]
+    assert all(abs(created - time.time()) < 60 for *_, created in found)
+    assert found[0][2] == "Which port does the billing API use?"
+    assert found[1][2] == "The billing API listens on port 8443."
 
 
 def test_an_interrupted_turn_is_not_stored(recall_home: Path) -> None:
@@ -161,10 +167,10 @@ def test_a_replayed_write_is_stored_once(provider: Any, home: Path) -> None:
     provider.on_subtask(task="Count the invoices", result="There are 41.",
                         child_session_id="c1", session_id="s1")
     assert rows(home / "recall.db", "SELECT kind, count(*) FROM items GROUP BY kind") == [
-        ("subtask", 1), ("turn", 1)]
+        ("subtask", 1), ("turn", 2)]
     # The same words at another point of the conversation are another turn.
     provider.sync_turn(**{**arguments, "messages": []})
-    assert rows(home / "recall.db", "SELECT count(*) FROM items WHERE kind = 'turn'") == [(2,)]
+    assert rows(home / "recall.db", "SELECT count(*) FROM items WHERE kind = 'turn'") == [(4,)]
 
 
 def test_session_end_and_subtasks_store_what_they_are_given(recall_home: Path) -> None:
@@ -178,7 +184,7 @@ def test_session_end_and_subtasks_store_what_they_are_given(recall_home: Path) -
     kinds = {r["kind"]: r for r in search(made, "walrus")["results"]}
     made.shutdown()
     assert set(kinds) == {"turn", "subtask", "session"}
-    assert kinds["subtask"]["text"] == "Task: Inventory the walrus tables\nResult: Seven tables, two huge."
+    assert kinds["subtask"]["text"] == "Inventory the walrus tables → Seven tables, two huge."
     assert "noise" not in kinds["session"]["text"]
     assert kinds["session"]["session_id"] == kinds["subtask"]["session_id"] == "session-1"
 
@@ -257,10 +263,13 @@ def test_an_on_topic_query_recalls_with_date_and_kind(provider: Any) -> None:
     text = provider.prefetch(query="What did we decide about the deployment schedule?",
                              session_id="s-now")
     assert text is not None
+    # The session's date once, then the message and the reply that match, labelled U and A
+    # (and the message after them, which a match lifts: an answer rarely repeats the words).
     lines = text.splitlines()
-    assert len(lines) == 1
-    assert lines[0].startswith(f"- [{ranking.date_text(time.time())} · turn #")
-    assert "deployments happen on Tuesdays" in lines[0]
+    assert lines[:3] == [f"[{recall.date_text(time.time())}]",
+                         "U: Remember that deployments happen on Tuesdays.",
+                         "A: Noted: deployments happen on Tuesdays."]
+    assert "Rye flour" not in text and "short answers" not in text
 
 
 def test_an_off_topic_query_recalls_nothing(provider: Any) -> None:
@@ -288,13 +297,26 @@ def test_results_are_best_first_ties_newest_first_and_within_budget(provider: An
                  for number in range(30)],
                ("The heron project moved its gRPC gateway to envoy.", "Envoy it is."))
     text = provider.prefetch(query="heron project gRPC envoy", session_id="s-now")
-    lines = text.splitlines()
-    assert "envoy" in lines[0].lower()
-    assert len(text) <= 1500 and len(lines) <= 8
-    numbers = [int(line.split("Note ")[1].split(":")[0]) for line in lines[1:] if "Note " in line]
-    assert numbers == sorted(numbers, reverse=True) and numbers[0] == 29
+    assert "The heron project moved its gRPC gateway to envoy." in text
+    assert len(text) <= 1500 and len(text.splitlines()) <= 1 + 20
+    # The notes tie: the newest come first, and the budget is used, not left half empty.
+    numbers = [int(line.split("Note ")[1].split(":")[0]) for line in text.splitlines()
+               if "Note " in line]
+    assert numbers == sorted(numbers) and numbers[-1] == 29 and len(numbers) >= 10
+    # One session is all there is: it gets the whole budget (here, all 20 items).
+    assert len(text.splitlines()) == 1 + 20
     provider.config["max_chars"] = 300
     assert len(provider.prefetch(query="heron project gRPC envoy", session_id="s-now")) <= 300
+
+
+def test_no_one_session_fills_the_budget_while_others_have_something(provider: Any) -> None:
+    sync_turns(provider, "s-long", *[(f"Heron status {n}: the heron build is green again.",
+                                      "Good news about heron.") for n in range(40)])
+    sync_turns(provider, "s-other", ("The heron rollout waits for the security review.",
+                                     "Review first, then heron."))
+    text = provider.prefetch(query="How is heron doing?", session_id="s-now")
+    assert "The heron rollout waits for the security review." in text
+    assert text.count(f"[{recall.date_text(time.time())}]") == 2
 
 
 def test_pre_compress_returns_the_relevant_facts(provider: Any) -> None:
@@ -317,14 +339,18 @@ def test_recall_search_and_recall_forget(provider: Any, home: Path) -> None:
     fill(provider)
     answer = json.loads(provider.handle_tool_call(
         tool_name="recall_search", arguments={"query": "sourdough", "limit": 5}))
-    assert answer["success"] and answer["count"] == 1
+    # The message and the reply are two items; each names its role.
+    assert answer["success"]
+    assert [(h["role"], h["text"]) for h in answer["results"][:2]] == [
+        ("user", "What flour works for sourdough bread?"),
+        ("assistant", "Rye flour gives a tangy sourdough.")]
     hit = answer["results"][0]
-    assert hit["kind"] == "turn" and hit["text"].startswith("User: What flour")
-    assert hit["date"] == ranking.date_text(time.time())
-    today = ranking.date_text(time.time())
+    assert hit["kind"] == "turn" and hit["text"] == "What flour works for sourdough bread?"
+    assert hit["date"] == recall.date_text(time.time())
+    today = recall.date_text(time.time())
     window = {"query": "sourdough", "since": today, "until": today}
     assert json.loads(provider.handle_tool_call(
-        tool_name="recall_search", arguments=window))["count"] == 1
+        tool_name="recall_search", arguments=window))["count"] == answer["count"]
     assert json.loads(provider.handle_tool_call(
         tool_name="recall_search", arguments={**window, "until": "2001-01-01",
                                               "since": "2000-01-01"}))["count"] == 0
@@ -337,8 +363,10 @@ def test_recall_search_and_recall_forget(provider: Any, home: Path) -> None:
                                                         "was": "active"}}
     assert rows(home / "recall.db", "SELECT body, status FROM items WHERE id = ?", hit["id"]) == [
         ("", "forgotten")]
-    assert json.loads(provider.handle_tool_call(
-        tool_name="recall_search", arguments={"query": "sourdough"}))["count"] == 0
+    left = json.loads(provider.handle_tool_call(tool_name="recall_search",
+                                                arguments={"query": "sourdough"}))["results"]
+    assert [h["text"] for h in left if "sourdough" in h["text"]] == [
+        "Rye flour gives a tangy sourdough."]
     again = json.loads(provider.handle_tool_call(tool_name="recall_forget",
                                                  arguments={"id": hit["id"]}))
     assert not again["success"] and "recall_search" in again["error"]
@@ -377,7 +405,7 @@ def test_a_write_locked_out_raises_retryable_error(home: Path) -> None:
     made.sync_turn(user_content="lock test", assistant_content="ok then", session_id="s",
                    messages=[])
     made.shutdown()
-    assert rows(home / "recall.db", "SELECT count(*) FROM items") == [(1,)]
+    assert rows(home / "recall.db", "SELECT count(*) FROM items") == [(2,)]
 
 
 def test_a_locked_database_keeps_the_write_in_the_outbox_until_it_lands(home: Path) -> None:
@@ -399,7 +427,7 @@ def test_a_locked_database_keeps_the_write_in_the_outbox_until_it_lands(home: Pa
     assert made.status()["outbox_pending"] == 0
     assert "retryable" in provider_errors(made)["sync_turn"]["last_error"]
     made.shutdown()
-    assert rows(home / "recall.db", "SELECT count(*) FROM items") == [(1,)]
+    assert rows(home / "recall.db", "SELECT count(*) FROM items") == [(2,)]
 
 
 WRITER = textwrap.dedent("""
@@ -435,8 +463,8 @@ def test_several_processes_writing_at_once_lose_nothing(tmp_path: Path) -> None:
         assert out.split() == ["drained", "0"], (out, err)
     found = rows(shared, "SELECT session_id, count(*), count(DISTINCT body) FROM items "
                         "GROUP BY session_id ORDER BY session_id")
-    assert found == [(f"writer-{n}", turns, turns) for n in range(writers)]
-    assert rows(shared, "SELECT value FROM counts WHERE name = 'live'") == [(writers * turns,)]
+    assert found == [(f"writer-{n}", 2 * turns, 2 * turns) for n in range(writers)]
+    assert rows(shared, "SELECT value FROM counts WHERE name = 'live'") == [(2 * writers * turns,)]
     assert rows(shared, "SELECT df FROM terms WHERE stem = 'lighthous'") == [(writers * turns,)]
 
 
@@ -452,12 +480,12 @@ def test_memhost_recall_stats_and_vacuum(recall_home: Path, capsys: pytest.Captu
     assert main(["--home", str(recall_home), "recall", "stats", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["provider"] == "sqlite" and data["path"] == str(recall_home / "recall.db")
-    assert data["counts"] == {"turn": {"active": 1}} and data["journal_mode"] == "wal"
+    assert data["counts"] == {"turn": {"active": 2}} and data["journal_mode"] == "wal"
     assert main(["--home", str(recall_home), "recall", "stats"]) == 0
     assert "recall.db" in capsys.readouterr().out
     assert main(["--home", str(recall_home), "recall", "vacuum"]) == 0
     assert "vacuumed" in capsys.readouterr().out
-    assert rows(recall_home / "recall.db", "SELECT count(*) FROM items") == [(1,)]
+    assert rows(recall_home / "recall.db", "SELECT count(*) FROM items") == [(2,)]
 
 
 def test_memhost_recall_stats_without_a_database_says_so(home: Path,

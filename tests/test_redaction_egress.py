@@ -92,7 +92,10 @@ def test_no_secret_reaches_any_hook(manager: MemoryManager, home: Path) -> None:
     manager.call_tool("notes_search", arguments)
     add = manager.call_tool("memory", {"action": "add", "target": "memory",
                                        "content": f"Staging DB password={PASSWORD}"})
-    assert json.loads(add)["success"] is True  # the builtin store keeps what the user asked
+    assert json.loads(add)["success"] is False  # the builtin store refuses a secret...
+    memory_file = home / "memories" / "MEMORY.md"  # ...but a file edited by hand may hold one
+    memory_file.parent.mkdir(parents=True, exist_ok=True)
+    memory_file.write_text(f"Staging DB password={PASSWORD}", encoding="utf-8")
     manager.call_tool("memory", {"action": "replace", "target": "memory", "old_text": "Staging DB",
                                  "content": "Staging DB password is in the vault"})
     manager.finish_turn(user, reply, messages=messages)
@@ -116,9 +119,8 @@ def test_no_secret_reaches_any_hook(manager: MemoryManager, home: Path) -> None:
     assert spy.of("prefetch")[0]["query"] == f"my key is {MASK}, keep it handy"
     assert spy.of("handle_tool_call")[0]["arguments"] == {
         "q": f"find {MASK}", "nested": {"list": [f"password={MASK}"]}}
-    mirrored = spy.of("on_builtin_write")
-    assert mirrored[0]["content"] == f"Staging DB password={MASK}"
-    assert mirrored[1]["previous_content"] == f"Staging DB password={MASK}"
+    (mirrored,) = spy.of("on_builtin_write")  # the refused add was never mirrored
+    assert mirrored["previous_content"] == f"Staging DB password={MASK}"
     assert [len(e["messages"]) for e in spy.of("session_end")] == [len(messages)] * 2
 
     # the host's objects are exactly what they were, although the provider edited its copies
@@ -142,7 +144,8 @@ def test_secret_in_a_tool_result_masks_its_bare_repeats(manager: MemoryManager) 
 
 @pytest.mark.parametrize("secret, text", [
     ("sk-proj-" + "a1" * 12, "key sk-proj-" + "a1" * 12),
-    ("xoxb-1234567890-abcdefghij", "slack xoxb-1234567890-abcdefghij"),
+    ("xoxb-263594206564-2343314145-m3Vx8QzK1pLr7TnW2yB9cJ4d",
+     "slack xoxb-263594206564-2343314145-m3Vx8QzK1pLr7TnW2yB9cJ4d"),
     ("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
      "jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"),
     ("MIIEowIBAAKCAQEA", "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----"),
@@ -150,7 +153,7 @@ def test_secret_in_a_tool_result_masks_its_bare_repeats(manager: MemoryManager) 
     ("hunter2hunter2", "postgres://app:hunter2hunter2@db.internal/main"),
     ("hunter2hunter2", "export DB_PASSWORD=hunter2hunter2"),
     ("abcdef123456", "GITHUB_TOKEN=abcdef123456"),
-    ("q1w2e3r4t5", "MY_API_KEY: q1w2e3r4t5"),
+    ("Zq8r2LmW0pXv", "MY_API_KEY: Zq8r2LmW0pXv"),
 ])
 def test_common_secret_shapes_are_masked_in_sync(manager: MemoryManager, secret: str,
                                                  text: str) -> None:
@@ -164,12 +167,15 @@ def test_common_secret_shapes_are_masked_in_sync(manager: MemoryManager, secret:
     assert spy.of("sync_turn")
 
 
-def test_builtin_memory_is_not_redacted(manager: MemoryManager, home: Path) -> None:
-    # redaction guards what leaves for external providers; the user's own store keeps the text
+def test_a_secret_is_refused_by_the_builtin_memory(manager: MemoryManager, home: Path) -> None:
+    # Memory goes into every system prompt: a secret is refused, with why and what to do.
     manager.start_session("s")
-    manager.call_tool("memory", {"action": "add", "target": "memory",
-                                 "content": f"VPN password={PASSWORD}"})
-    assert PASSWORD in (home / "memories" / "MEMORY.md").read_text(encoding="utf-8")
+    answer = json.loads(manager.call_tool("memory", {"action": "add", "target": "memory",
+                                                     "content": f"VPN password={PASSWORD}"}))
+    assert answer["success"] is False
+    assert "secret" in answer["error"] and "system prompt" in answer["error"]
+    memory = home / "memories" / "MEMORY.md"
+    assert not memory.exists() or PASSWORD not in memory.read_text(encoding="utf-8")
 
 
 def test_secret_as_a_dict_value_is_masked(manager: MemoryManager) -> None:

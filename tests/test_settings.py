@@ -320,10 +320,17 @@ def test_config_store_keeps_comments_and_order(home: Path) -> None:
     assert text == original.replace("top_k = 3  # small", "top_k = 9  # small") + "rerank = true\n"
 
 
-def test_config_store_refuses_when_config_toml_is_invalid(home: Path) -> None:
+def test_config_store_saves_while_another_key_is_wrong_and_refuses_what_toml_cannot_read(
+        home: Path) -> None:
+    # A wrong key elsewhere does not block a provider's settings (nor its repair)...
     home.joinpath("config.toml").write_text("[memory]\nnudge_interval = 'x'\n")
+    service(home).update("demo", {"top_k": 9})
+    assert home.joinpath("config.toml").read_text() == (
+        "[memory]\nnudge_interval = 'x'\n\n[providers.demo]\ntop_k = 9\n")
+    # ...but a file that is not TOML is never rewritten.
+    home.joinpath("config.toml").write_text("[memory\nnudge_interval = 3\n")
     before = snapshot(home)
-    with pytest.raises(MemhostError, match="nudge_interval"):
+    with pytest.raises(MemhostError, match="not valid TOML"):
         service(home).update("demo", {"top_k": 9})
     assert snapshot(home) == before
 

@@ -9,6 +9,7 @@ exactly as written. The browser tests (test_settings_browser.py) reuse these hel
 
 from __future__ import annotations
 
+import html
 import http.client
 import json
 import os
@@ -272,8 +273,9 @@ def test_every_api_call_without_a_valid_token_is_401(shared_server: Server) -> N
 
 def test_the_page_trades_the_token_for_a_strict_httponly_cookie(shared_server: Server) -> None:
     s = shared_server
-    status, headers, _ = s.request("GET", f"/?token={s.token}", auth=False)
-    assert status == 303 and headers["location"] == "/"
+    status, headers, body = s.request("GET", f"/?token={s.token}", auth=False)
+    # a page that moves on to "/" (a same-site navigation, so the Strict cookie goes along)
+    assert status == 200 and b'content="0;url=/"' in body and s.token.encode() not in body
     cookie = headers["set-cookie"]
     assert cookie.startswith(f"memhost_settings_{s.port}={s.token};")
     assert "HttpOnly" in cookie and "samesite=strict" in cookie.lower() and "Path=/" in cookie
@@ -731,15 +733,31 @@ def test_the_page_files_are_package_data() -> None:
         assert {"starlette", "uvicorn"} <= names, extra
 
 
-def test_open_starts_the_browser_with_the_link(tmp_path: Path) -> None:
-    opened = tmp_path / "opened.txt"
-    # webbrowser runs $BROWSER first; this one just writes down the URL it was given
-    fake = f"{sys.executable} -c \"import sys; open({str(opened)!r}, 'w').write(sys.argv[1])\" %s"
-    s = start_server(make_home(tmp_path), tmp_path / "logs", "--open", env={"BROWSER": fake})
+def test_open_never_puts_the_token_on_the_browser_command_line(tmp_path: Path) -> None:
+    opened = tmp_path / "opened.json"
+    # webbrowser runs $BROWSER first; this one writes down its command line and, while it is
+    # there, the mode and text of the file it was pointed at
+    script = tmp_path / "browser.py"
+    script.write_text(
+        "import json, os, stat, sys, urllib.parse, urllib.request\n"
+        "path = urllib.request.url2pathname(urllib.parse.urlparse(sys.argv[1]).path)\n"
+        "info = {'argv': sys.argv[1:], 'path': path,\n"
+        "        'mode': stat.S_IMODE(os.stat(path).st_mode),\n"
+        "        'folder_mode': stat.S_IMODE(os.stat(os.path.dirname(path)).st_mode),\n"
+        "        'text': open(path).read()}\n"
+        f"open({str(opened)!r}, 'w').write(json.dumps(info))\n", encoding="utf-8")
+    s = start_server(make_home(tmp_path), tmp_path / "logs", "--open",
+                     env={"BROWSER": f"{sys.executable} {script} %s"})
     try:
         deadline = time.monotonic() + 30
         while not (opened.exists() and opened.read_text()) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert opened.read_text() == s.url
+        info = json.loads(opened.read_text())
+        token = s.url.split("token=", 1)[1]
+        assert token not in " ".join(info["argv"])  # what `ps` shows
+        assert info["argv"][0].startswith("file://")
+        assert info["mode"] == 0o600 and info["folder_mode"] == 0o700
+        assert s.url in html.unescape(info["text"])  # the page sends the browser on
     finally:
         s.stop()
+    assert not Path(info["path"]).exists()  # removed when the server stops

@@ -251,7 +251,7 @@ class TestCircuitBreaker:
         tool.store.add("memory", "note one")
         tool.store.add("memory", "note two")
         for _ in range(5):
-            assert "prompt_injection" in tool.call(
+            assert "override_instructions" in tool.call(
                 {"target": "memory", "action": "add", "content": POISON})["error"]
             assert "matches" in tool.call({"target": "memory", "action": "remove", "old_text": "note"})
             tool.call({"target": "memory", "action": "add", "content": ""})

@@ -4,8 +4,9 @@ Each step is a :class:`Step` with ``PASS``, ``FAIL`` or ``SKIP``: the manifest, 
 loading, hook implementations against the spec, tool schemas (normalised, no reserved names), the
 config schema, ``check_available`` (with the network refused), then a scripted session
 (``initialize``, ``prefetch``, ``sync_turn``, ``session_end``, ``shutdown``) in a scratch home,
-each call within a time bound. Also :func:`availability`, the lighter probe behind
-``providers list --check`` and ``memhost doctor``.
+against the scratch store the provider's ``scratch_config`` names (so the check's turn never
+reaches the user's real store), each call within a time bound. Also :func:`availability`, the
+lighter probe behind ``providers list --check`` and ``memhost doctor``.
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ from memhost.providers import wrong_type
 PASS, FAIL, SKIP = "PASS", "FAIL", "SKIP"
 
 #: Seconds each scripted call may take (``prefetch`` uses ``memory.prefetch_timeout``).
-BOUNDS = {"check_available": 5.0, "tool_schemas": 5.0, "initialize": 15.0, "prefetch": 8.0,
-          "sync_turn": 30.0, "session_end": 30.0, "shutdown": 15.0}
+BOUNDS = {"check_available": 5.0, "tool_schemas": 5.0, "scratch_config": 5.0, "initialize": 15.0,
+          "prefetch": 8.0, "sync_turn": 30.0, "session_end": 30.0, "shutdown": 15.0}
 
 SESSION_ID = "memhost-check"
 TURN = ("Remember that deployments happen on Tuesdays.",
@@ -207,7 +208,7 @@ def check_provider(target: str, home: Path, *, prefetch_bound: float | None = No
                else "none declared")
     # 3. load
     try:
-        provider = discovery.load_candidate(candidate)
+        provider = discovery.load_candidate(candidate, timeout=discovery.import_timeout(home))
     except ProviderError as exc:
         report.add("load", FAIL, str(exc))
         return report
@@ -339,6 +340,10 @@ def _session(report: Report, runner: HookRunner, config: dict[str, Any], prefetc
              scale: float) -> None:
     messages = [{"role": "user", "content": TURN[0]}, {"role": "assistant", "content": TURN[1]}]
     with tempfile.TemporaryDirectory(prefix="memhost-check-") as scratch:
+        config = _scratch_store(report, runner, config, Path(scratch), scale)
+        if config is None:
+            report.add("session", SKIP, "not run: no scratch store to run it against")
+            return
         calls: list[tuple[str, dict[str, Any], float]] = [
             ("initialize", {"session_id": SESSION_ID, "home": Path(scratch), "config": config,
                             "context": "primary"}, BOUNDS["initialize"] * scale),
@@ -373,6 +378,38 @@ def _session(report: Report, runner: HookRunner, config: dict[str, Any], prefetc
                 report.add(label, PASS, f"{took:.2f}s (bound {bound:g}s)")
 
 
+def _scratch_store(report: Report, runner: HookRunner, config: dict[str, Any], scratch: Path,
+                   scale: float) -> dict[str, Any] | None:
+    """The settings the scripted session runs with: the provider's ``scratch_config`` for the
+    scratch home, so the check's turn never lands in the user's real store. ``None`` when that
+    hook failed."""
+    if not runner.implements("scratch_config"):
+        report.add("scratch store", SKIP, "no scratch_config hook: the session runs in a scratch "
+                                          "home with the configured settings, so a provider that "
+                                          "stores data outside its home gets the check's turn "
+                                          "there")
+        return config
+    try:
+        value = runner.call("scratch_config", BOUNDS["scratch_config"] * scale,
+                            config=dict(config), home=scratch)
+    except Exception as exc:
+        report.add("scratch store", FAIL, f"scratch_config() failed: {_error(exc)}")
+        return None
+    if (problem := wrong_type("scratch_config", value)) is not None:
+        report.add("scratch store", FAIL, f"scratch_config() {problem}")
+        return None
+    if value is None:
+        report.add("scratch store", PASS, "the provider keeps everything in the check's scratch "
+                                          "home")
+        return config
+    changed = sorted(k for k in value if value.get(k) != config.get(k))
+    report.add("scratch store", PASS, "the session writes to a scratch store, never the "
+                                      "configured one" + (f" (scratch_config set: "
+                                                          f"{', '.join(changed)})" if changed
+                                                          else ""))
+    return value
+
+
 # -- availability probe -----------------------------------------------------------------------
 
 
@@ -387,7 +424,7 @@ def availability(candidate: Any, home: Path, table: dict[str, Any] | None = None
     if candidate.status != "available":
         return candidate.status, candidate.reason
     try:
-        provider = discovery.load_candidate(candidate)
+        provider = discovery.load_candidate(candidate, timeout=discovery.import_timeout(home))
         ProviderSet().register(provider, candidate.name)
         runner = HookRunner(provider)
     except ProviderError as exc:

@@ -7,6 +7,7 @@ heavy dependencies inside the command functions, so ``memhost --help`` stays fas
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import logging
 import os
@@ -36,11 +37,31 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        format="memhost: %(levelname)s: %(message)s")
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    # Everything a command prints passes secret masking: the values in the home's .env and
+    # whatever the detector finds (docs/security.md, "Secrets").
+    from memhost.security.masking import ScrubbingStream
+
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = ScrubbingStream(sys.stdout), ScrubbingStream(sys.stderr)
+    try:
+        return _run(args)
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        sys.stdout, sys.stderr = streams
+
+
+def _run(args: argparse.Namespace) -> int:
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="memhost: %(levelname)s: %(message)s")
+    from memhost.home import memhost_home
+    from memhost.security.masking import remember_home
+
+    remember_home(memhost_home(getattr(args, "home", None)))
     try:
         return int(args.func(args) or 0)
     except MemhostError as exc:

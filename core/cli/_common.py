@@ -42,18 +42,35 @@ def home(args: argparse.Namespace) -> Path:
     return memhost_home(getattr(args, "home", None))
 
 
-def config(home_path: Path) -> Config:
-    """The validated config; an invalid file raises :class:`memhost.errors.ConfigError`."""
-    from memhost.config import load_config
-
-    return load_config(home_path)
+_warned_config: set[tuple[str, str]] = set()
 
 
-def store(home_path: Path) -> MemoryStore:
-    """The memory store configured for ``home_path``."""
+def config(home_path: Path, *, writes: bool = False) -> Config:
+    """The config. A command that ``writes`` memory gets it validated (an invalid file raises
+    :class:`memhost.errors.ConfigError` naming the key, as a host does); one that only looks
+    gets every valid setting and the default for each wrong one, with the problems said once
+    on stderr, so the CLI still runs to show things and to repair the file."""
+    from memhost.config import load_config, read_config
+
+    if writes:
+        return load_config(home_path)
+    loaded, error = read_config(home_path)
+    if error and (str(home_path), error) not in _warned_config:
+        _warned_config.add((str(home_path), error))
+        eprint(f"memhost: warning: config.toml has problems; the defaults stand in for the keys "
+               f"named here until they are fixed:\n{error}")
+    return loaded
+
+
+def store(home_path: Path, *, writes: bool = False) -> MemoryStore:
+    """The memory store configured for ``home_path`` (``writes``: see :func:`config`)."""
     from memhost.builtin_providers.store import MemoryStore
+    from memhost.security.screen import Screen
 
-    return MemoryStore.from_settings(home_path, config(home_path).memory)
+    settings = config(home_path, writes=writes)
+    store = MemoryStore.from_settings(home_path, settings.memory)
+    store.screen = Screen.from_config(settings, home_path, judge=False)
+    return store
 
 
 def print_json(data: Any) -> None:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from memhost.cli import _common
+from memhost.cli.progress import loading_what, starting_what, step
 
 if TYPE_CHECKING:  # pragma: no cover
     from memhost.manager import MemoryManager
@@ -57,6 +58,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "conversation is resumed (default: a new id)")
     parser.add_argument("--no-stream", action="store_true", help="print each answer whole "
                         "instead of streaming it")
+    parser.add_argument("--untrusted", action="store_true", help="what you type carries content "
+                        "nobody vouches for (a pasted web page, file, email or another agent's "
+                        "output): every memory write waits for your approval (/pending)")
     parser.set_defaults(func=cmd_chat)
 
 
@@ -70,11 +74,12 @@ def cmd_chat(args: argparse.Namespace) -> int:
     if not SESSION_ID.match(session):
         raise MemhostError(f"--session {session!r} is not a valid id; use letters, digits, '.', "
                            "'_' and '-' (at most 64)")
-    config = _common.config(home)
+    config = _common.config(home, writes=True)
     model = OpenAIChatModel.from_settings(config.review, home, base_url=args.base_url,
                                           model=args.model, api_key_env=args.api_key_env)
-    manager = MemoryManager.from_home(home)
-    host = ChatHost(manager, model, session, stream=not args.no_stream)
+    with step("memhost chat", loading_what(home)):
+        manager = MemoryManager.from_home(home)
+    host = ChatHost(manager, model, session, stream=not args.no_stream, untrusted=args.untrusted)
     try:
         return host.run()
     finally:
@@ -86,10 +91,11 @@ class ChatHost:
 
     def __init__(self, manager: MemoryManager, model: ChatModel, session_id: str, *,
                  stream: bool = True, stdin: IO[str] | None = None,
-                 stdout: IO[str] | None = None) -> None:
+                 stdout: IO[str] | None = None, untrusted: bool = False) -> None:
         from memhost.fencing import StreamScrubber
 
         self.manager = manager
+        self.untrusted = untrusted
         self.model = model
         self.session_id = session_id
         self.stream = stream and hasattr(model, "stream")
@@ -127,7 +133,8 @@ class ChatHost:
         history = self._load(self.session_id)
         self.messages = list(history)
         self.api_messages = list(history)
-        manager.start_session(self.session_id, history=history)
+        with step("memhost chat", starting_what(manager)):
+            manager.start_session(self.session_id, history=history)
 
     def _system(self) -> dict[str, Any]:
         memory = self.manager.system_prompt()
@@ -210,7 +217,7 @@ class ChatHost:
         from memhost.review.llm import ModelError
 
         manager = self.manager
-        turn = manager.begin_turn(text)
+        turn = manager.begin_turn(text, untrusted=self.untrusted)
         sent_user = text + ("\n\n" + turn.context if turn.context else "")
         new = [{"role": "user", "content": text}]
         sent = [{"role": "user", "content": sent_user}]
@@ -381,12 +388,12 @@ class ChatHost:
         return messages
 
     def _persist(self, messages: list[dict[str, Any]]) -> None:
-        from memhost.files import PRIVATE_FILE, ensure_private_dir
+        from memhost.files import ensure_private_dir, open_append_private
 
         ensure_private_dir(self.folder)
         path = self._log_path(self.session_id)
         data = "".join(json.dumps(m, ensure_ascii=False) + "\n" for m in messages).encode("utf-8")
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, PRIVATE_FILE)
+        fd = open_append_private(path)
         try:
             os.write(fd, data)
         finally:

@@ -21,7 +21,7 @@ from typing import Any
 
 from memhost.cli import _common
 
-TABLES = ("memory", "review", "curator")
+TABLES = ("memory", "review", "curator", "injection")
 #: Provider table keys that look like secrets: a table without a schema shows them as hidden.
 SECRET_LOOKING = re.compile(r"(key|token|secret|passw|pwd|credential|auth|dsn|cookie)", re.I)
 NO_PROVIDER = ("", "builtin", "none")
@@ -30,9 +30,10 @@ NO_PROVIDER = ("", "builtin", "none")
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "config", help="show and change settings (config.toml, provider settings, secrets)",
-        description="Show and change memhost's settings ([memory], [review], [curator] in "
-                    "config.toml) and each provider's settings (providers.<name>.<field>). "
-                    "Secrets are prompted for, never taken on the command line, and never shown.")
+        description="Show and change memhost's settings ([memory], [review], [curator], "
+                    "[injection] in config.toml) and each provider's settings "
+                    "(providers.<name>.<field>). Secrets are prompted for, never taken on the "
+                    "command line, and never shown.")
     actions = parser.add_subparsers(dest="config_command", metavar="ACTION")
     parser.set_defaults(func=lambda args: _common.usage(parser))
 
@@ -189,6 +190,29 @@ def memhost_settings(home: Path) -> dict[str, dict[str, dict[str, Any]]]:
     return out
 
 
+LIMIT_KEYS = {"memory_char_limit": "memory", "user_char_limit": "user"}
+FILENAME_OF = {"memory_char_limit": "MEMORY.md", "user_char_limit": "USER.md"}
+
+
+def limit_warnings(home: Path, settings: Any, *, which: str = "its limit") -> list[str]:
+    """For each store holding more than its ``[memory]`` limit: what that limit does to it."""
+    from memhost.builtin_providers import budget
+    from memhost.builtin_providers.store import FILENAMES, MemoryStore, Unreadable
+
+    store = MemoryStore.from_settings(home, settings)
+    warnings = []
+    for key, target in LIMIT_KEYS.items():
+        try:
+            entries = store.entries(target)
+        except Unreadable:
+            continue  # doctor and memory show report an unreadable file
+        found = budget.consequence(FILENAMES[target], entries, getattr(settings, key),
+                                   which=which)
+        if found:
+            warnings.append(found)
+    return warnings
+
+
 def _raw_table(values: dict[str, Any]) -> dict[str, Any]:
     """A provider table without a schema: values that look secret are hidden."""
     from memhost.security.redact import redact
@@ -231,6 +255,26 @@ def provider_settings(home: Path, name: str, table: dict[str, Any] | None,
     return entry
 
 
+def table_problems(home: Path, name: str) -> list[str]:
+    """What is wrong in provider ``name``'s stored settings against its config schema: unknown
+    keys and values of the wrong type or range (empty without a schema)."""
+    from memhost.errors import MemhostError
+
+    try:
+        described = _service(home).describe(name)
+    except (MemhostError, ImportError):
+        return []  # a schema that cannot be loaded is reported on its own
+    where = (f"[providers.{name}] in config.toml" if described["storage"] == "config"
+             else f"{name}/config.json")
+    problems = [f"{where}: unknown key {key!r} (not a field of {name}'s schema; a typo?); "
+                f"remove it with `memhost config unset providers.{name}.{key}`"
+                for key in described["unknown_keys"]]
+    problems += [f"{where}: {item['key']} = {_fmt(item.get('value'))}: {item['error']}; fix "
+                 f"it with `memhost config set providers.{name}.{item['key']} VALUE`"
+                 for item in described["fields"] if item.get("error")]
+    return problems
+
+
 def _with_schema(home: Path) -> list[str]:
     """Discovered providers that declare settings (found from their folders; no code runs)."""
     from memhost.errors import MemhostError
@@ -262,6 +306,7 @@ def gather(home: Path) -> dict[str, Any]:
         "config_file": str(path),
         "exists": path.exists(),
         "tables": memhost_settings(home),
+        "limit_warnings": limit_warnings(home, config.memory),
         # The review model's API key: only whether the variable it names is set.
         "review_api_key": {"env_key": review_key,
                            "is_set": bool(review_key) and EnvStore(home).is_set(review_key)},
@@ -286,6 +331,9 @@ def cmd_show(args: argparse.Namespace) -> int:
         width = max(len(key) for key in rows)
         for key, row in rows.items():
             print(f"  {key:<{width}} = {_fmt(row['value'])}  ({row['source']})")
+        if table == "memory":
+            for warning in data["limit_warnings"]:
+                print(f"  ! {warning}")
         if table == "review":
             secret = data["review_api_key"]
             print(f"  (API key: {secret['env_key']} is "
@@ -309,7 +357,8 @@ def cmd_show(args: argparse.Namespace) -> int:
             if row.get("error"):
                 print(f"    ! {row['error']}")
         for key in entry.get("unknown_keys") or []:
-            print(f"  ! {key}: not a field of this provider's schema (ignored)")
+            print(f"  ! {key}: not a field of this provider's schema (a typo?); remove it with "
+                  f"`memhost config unset providers.{name}.{key}`")
         if entry.get("missing"):
             print(f"  ! required but not set: {', '.join(entry['missing'])}")
     return 0
@@ -383,8 +432,12 @@ def cmd_set(args: argparse.Namespace) -> int:
             from memhost.discovery import validate_provider_name
 
             value = validate_provider_name(value, home)  # an unknown name is refused
-        update_config(home, {(table, key): value})
+        config = update_config(home, {(table, key): value})
         print(f"{args.key} = {_fmt(memhost_settings(home)[table][key]['value'])}")
+        if table == "memory" and key in LIMIT_KEYS:
+            for warning in limit_warnings(home, config.memory, which="the new limit"):
+                if warning.startswith(FILENAME_OF[key]):
+                    _common.eprint(f"memhost: warning: {warning}")
         return 0
 
     _, name, key = parts
@@ -428,11 +481,14 @@ def cmd_unset(args: argparse.Namespace) -> int:
         from memhost.config import update_config
 
         table, key = parts
-        _check_known(table, key)
+        if _remove_stray_key(home, parts, args.key, lambda: _check_known(table, key)):
+            return 0
         update_config(home, {(table, key): None})
         print(f"{args.key} = {_fmt(memhost_settings(home)[table][key]['value'])} (default)")
         return 0
     _, name, key = parts
+    if _remove_stray_key(home, parts, args.key, lambda: _provider_field(home, name, key)):
+        return 0
     service, _, item = _provider_field(home, name, key)
     if item["kind"] == "secret":
         service.clear_secret(name, key)
@@ -445,6 +501,23 @@ def cmd_unset(args: argparse.Namespace) -> int:
     after = next(f for f in described["fields"] if f["key"] == key)
     print(f"{args.key} = {_fmt(after['value'])} ({after['source']})")
     return 0
+
+
+def _remove_stray_key(home: Path, parts: tuple[str, ...], dotted: str, check: Any) -> bool:
+    """Remove a key that ``check`` refuses as unknown but config.toml holds (a typo): the way
+    to repair a file the other commands complain about. False when ``check`` accepts the key."""
+    from memhost.config import update_config, written_in_file
+    from memhost.errors import MemhostError
+
+    try:
+        check()
+        return False
+    except MemhostError:
+        if not written_in_file(home, parts):
+            raise
+    update_config(home, {parts: None})
+    print(f"{dotted}: removed from config.toml (it is not a known setting)")
+    return True
 
 
 def cmd_schema(args: argparse.Namespace) -> int:

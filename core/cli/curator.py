@@ -204,9 +204,9 @@ def cmd_curate(args: argparse.Namespace) -> int:
     from memhost.review.approval import ApprovalGate
 
     home = _common.home(args)
-    config = _common.config(home)
+    config = _common.config(home, writes=True)
     settings = config.curator
-    store = _common.store(home)
+    store = _common.store(home, writes=True)
     window = args.archive_older_than if args.archive_older_than is not None else \
         settings.archive_after_days * curator.DAY
     limit = args.max_per_run if args.max_per_run is not None else settings.max_archive_per_run

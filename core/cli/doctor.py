@@ -30,9 +30,9 @@ class Context:
 
     home: Path
     home_source: str
-    config: Any | None  # memhost.config.Config, or None when config.toml is invalid
+    config: Any  # memhost.config.Config: the valid settings, defaults for any wrong key
     config_error: str | None
-    settings: Any  # the [memory] settings in effect (the defaults when config.toml is invalid)
+    settings: Any  # the [memory] settings in effect (the default for any wrong key)
     store: Any  # memhost.builtin_providers.store.MemoryStore
     now: float
 
@@ -156,7 +156,7 @@ def check_config(ctx: Context) -> dict[str, Any]:
     notes: list[str] = []
     if ctx.config_error:
         problems.append(ctx.config_error)
-        notes.append("the checks below use the default settings")
+        notes.append("the checks below use the default for each key named above")
         lines = [f"{path}: invalid"]
     else:
         lines = [f"{path}: {'valid' if exists else 'not present; every setting is at its default'}"]
@@ -172,7 +172,7 @@ def check_config(ctx: Context) -> dict[str, Any]:
 
 def check_store(ctx: Context, target: str) -> dict[str, Any]:
     from memhost.builtin_providers import entrymeta
-    from memhost.cli.memory import describe_store
+    from memhost.cli.memory import describe_store, over_budget
 
     store = ctx.store
     info = describe_store(store, ctx.settings, target)
@@ -191,8 +191,7 @@ def check_store(ctx: Context, target: str) -> dict[str, Any]:
     else:
         lines.append(f"{_common.entries_phrase(info['entry_count'])}, {info['usage']}")
     if info["used"] > info["limit"]:
-        problems.append(f"over budget ({info['used']:,}/{info['limit']:,} chars): new additions "
-                        "are refused until entries are removed or shortened")
+        problems.append("over budget — " + over_budget(info))
     if info["drift"]:
         problems.append(f"drift: {info['drift']}. Replace, remove and batches are refused until "
                         "the file is a clean list of entries separated by lines holding only '§'")
@@ -200,9 +199,10 @@ def check_store(ctx: Context, target: str) -> dict[str, Any]:
     if blocked:
         one = len(blocked) == 1
         problems.append(f"{'entry' if one else 'entries'} {', '.join(map(str, blocked))} "
-                        f"matched the threat scanner and {'is' if one else 'are'} withheld from "
-                        f"the prompt; check {'it' if one else 'them'} with `memhost memory show` "
-                        "and remove what you did not write")
+                        f"{'is' if one else 'are'} withheld from the prompt (the risk scorer "
+                        f"flags {'it' if one else 'them'} as instructions); check "
+                        f"{'it' if one else 'them'} with `memhost memory show` and remove what "
+                        "you did not write")
     if info["exists"] and (mode := _loose_mode(path)):
         notes.append(f"{path.name} has mode {mode}; memhost keeps memory files private (0600)")
     backups = sorted(str(p) for p in path.parent.glob(f"{path.name}.bak.*")) \
@@ -213,6 +213,7 @@ def check_store(ctx: Context, target: str) -> dict[str, Any]:
     temps = _temp_findings(path, ctx, problems, notes, swept=True)
     lock = _lock_findings(path, notes)
     meta = entrymeta.meta_path(path)
+    problems.extend(entrymeta.problems(path))
     without_meta = sum(1 for e in info["entries"] if e["created"] is None)
     if without_meta:
         lines.append(f"{without_meta} entr{'y has' if without_meta == 1 else 'ies have'} no "
@@ -252,9 +253,9 @@ def check_archive(ctx: Context) -> dict[str, Any]:
         if skipped:
             notes.append(f"{skipped} line(s) of the archive are not valid records (a write cut "
                          "off by a crash); they are skipped")
-        summary = f"{_common.entries_phrase(records)} archived"
-    else:
-        summary = "empty (nothing replaced or removed yet)"
+    records += ctx.store.archive.journaled()  # not yet folded into the file by a checkpoint
+    summary = f"{_common.entries_phrase(records)} archived" if records or path.exists() \
+        else "empty (nothing replaced or removed yet)"
     lock = _lock_findings(path, notes)
     return section("archive", "Archive", lines=[str(path), summary], problems=problems,
                    notes=notes, path=str(path), records=records, skipped_lines=skipped, lock=lock)
@@ -323,8 +324,7 @@ SECTIONS: list[Section] = [
 
 def build_context(args: argparse.Namespace) -> Context:
     from memhost.builtin_providers.store import MemoryStore
-    from memhost.config import MemorySettings, load_config
-    from memhost.errors import ConfigError
+    from memhost.config import read_config
     from memhost.home import HOME_ENV
 
     home = _common.home(args)
@@ -334,11 +334,9 @@ def build_context(args: argparse.Namespace) -> Context:
         source = HOME_ENV
     else:
         source = "the platform default"
-    try:
-        config, error = load_config(home), None
-    except ConfigError as exc:
-        config, error = None, str(exc)
-    settings = config.memory if config is not None else MemorySettings()
+    # Every valid setting, the default for each wrong one (named in the config section).
+    config, error = read_config(home)
+    settings = config.memory
     return Context(home=home, home_source=source, config=config, config_error=error,
                    settings=settings, store=MemoryStore.from_settings(home, settings),
                    now=time.time())

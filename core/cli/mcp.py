@@ -47,7 +47,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
                            "pip install 'memhost[mcp]'") from None
 
     home = _common.home(args)
-    _common.config(home)  # a broken config.toml fails here, before a client connects
+    _common.config(home, writes=True)  # a broken config.toml fails here, before a client connects
     # Session starts, ends and shutdown reports are always logged (to stderr, like every log:
     # on stdio, stdout is the protocol stream).
     logging.getLogger("memhost.mcp").setLevel(logging.INFO)

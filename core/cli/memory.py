@@ -81,6 +81,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     register_actions(actions)  # stale, pin, unpin, confirm, review-after, curate
 
+    from memhost.cli import memoryfix
+
+    memoryfix.register(actions)
+
 
 # -- show -------------------------------------------------------------------------------------
 
@@ -101,8 +105,9 @@ def describe_store(store: Any, settings: Any, target: str, *, stale_after_days: 
     from memhost.builtin_providers import entrymeta
     from memhost.builtin_providers.entries import joined_length, parse
     from memhost.builtin_providers.store import FILENAMES, Unreadable
+    from memhost.builtin_providers import snapshot
     from memhost.review.curator import DAY, assess
-    from memhost.security import threats
+    from memhost.security.text import reveal_invisible
 
     path = store.path(target)
     enabled, reason = enabled_reason(settings, target)
@@ -124,19 +129,30 @@ def describe_store(store: Any, settings: Any, target: str, *, stale_after_days: 
     info.update(used=used, usage=store.usage(target, entries), entry_count=len(entries),
                 drift=store.drift(target, raw))
     now = store.clock() if now is None else now
+    held = snapshot.withheld(entries, store.screen.policy, store.reviewed(target, entries))
     for index, text in enumerate(entries, 1):
         record = entrymeta.for_entry(meta, text)
-        too_large = len(text) > threats.MAX_SCAN_CHARS
-        blocked = ["too_large_to_scan"] if too_large else [f.id for f in threats.scan(text)]
+        blocked = [held[index - 1]] if index - 1 in held else []
         state = assess(target, text, record, now=now, window=stale_after_days * DAY)
         info["entries"].append({
-            "index": index, "text": text, "age": _common.age(record.get("created")),
+            "index": index, "text": text, "shown": reveal_invisible(text),
+            "risk": min(snapshot.score(text), 1e9), "age": _common.age(record.get("created")),
             "created": record.get("created"), "updated": record.get("updated"),
             "origin": record.get("origin"), "blocked": blocked,
             "confirmed": state.confirmed, "review_after": state.review_after,
             "pinned": state.pinned, "stale": state.stale, "stale_reason": state.reason,
         })
     return info
+
+
+def over_budget(info: dict[str, Any]) -> str:
+    """What an over-budget store (as :func:`describe_store` saw it) means, and the fix."""
+    from memhost.builtin_providers import budget
+
+    withheld = len(budget.fit([e["text"] for e in info["entries"]], info["limit"]).withheld)
+    return (f"{info['used']:,}/{info['limit']:,} chars: {_common.entries_phrase(withheld)} "
+            f"withheld from the prompt and new additions refused until it is back under the "
+            f"limit; `{budget.FIX_COMMAND}` splits and trims it (with a preview and a backup)")
 
 
 def cmd_show(args: argparse.Namespace) -> int:
@@ -170,7 +186,7 @@ def _print_store(info: dict[str, Any]) -> None:
         return
     print(f"  {info['usage']}, {_common.entries_phrase(info['entry_count'])}")
     if info["used"] > info["limit"]:
-        print("  ! over budget: new additions are refused until entries are removed or shortened")
+        print(f"  ! over budget: {over_budget(info)}")
     if info["drift"]:
         print(f"  ! drift: {info['drift']}. Replace and remove are refused until the file is "
               "fixed; run `memhost doctor`.")
@@ -180,13 +196,14 @@ def _print_store(info: dict[str, Any]) -> None:
     width = max(len(e["age"]) for e in info["entries"])
     for entry in info["entries"]:
         lead = f"  [{entry['index']}] {entry['age']:<{width}}  "
-        first, *rest = entry["text"].split("\n")
+        # Hidden characters written out (\u200b), so a person sees what a model would read.
+        first, *rest = entry["shown"].split("\n")
         print(lead + first)
         for line in rest:
             print(" " * len(lead) + line)
         if entry["blocked"]:
-            print(" " * len(lead) + f"! withheld from the prompt (threat pattern: "
-                  f"{', '.join(entry['blocked'])}); remove it if you did not write it")
+            print(" " * len(lead) + f"! withheld from the prompt ({'; '.join(entry['blocked'])}); "
+                  "remove it if you did not write it")
         marks = (["pinned"] if entry["pinned"] else []) + \
             ([f"stale: {entry['stale_reason']}"] if entry["stale"] else []) + \
             ([f"review after {entry['review_after']}"]
@@ -206,7 +223,7 @@ def cmd_write(args: argparse.Namespace) -> int:
     from memhost.builtin_providers.tool import MemoryTool
 
     home = _common.home(args)
-    tool = MemoryTool(_common.store(home), origin=ORIGIN)
+    tool = MemoryTool(_common.store(home, writes=True), origin=ORIGIN)
     arguments: dict[str, Any] = {"action": args.action, "target": args.target}
     if args.action in ("add", "replace"):
         arguments["content"] = _read_content(args.content)
@@ -280,8 +297,8 @@ def cmd_restore(args: argparse.Namespace) -> int:
     from memhost.builtin_providers.store import FILENAMES
 
     home = _common.home(args)
-    settings = _common.config(home).memory
-    store = _common.store(home)
+    settings = _common.config(home, writes=True).memory
+    store = _common.store(home, writes=True)
     record = next((r for r in reversed(_archived(store.archive)) if r.id == args.archive_id), None)
     if record is not None and not store.enabled.get(record.target, False):
         _, reason = enabled_reason(settings, record.target)
@@ -376,9 +393,9 @@ def _mirroring_store(home: Any) -> Iterator[tuple[Any, Any]]:
     its outbox) like any other; ``finish`` shuts the manager down, waiting for those writes."""
     from memhost.manager import BUILTIN_ONLY
 
-    config = _common.config(home)
+    config = _common.config(home, writes=True)
     if config.memory.provider.strip().lower() in BUILTIN_ONLY:
-        yield _common.store(home), lambda: None
+        yield _common.store(home, writes=True), lambda: None
         return
     import secrets
 

@@ -190,7 +190,7 @@ def cmd_show(args: argparse.Namespace) -> int:
                             "load_error": None, "hooks": [], "tools": [], "tool_problems": [],
                             "settings": None, "settings_error": None}
     try:
-        provider = discovery.load_candidate(candidate)
+        provider = discovery.load_candidate(candidate, timeout=discovery.import_timeout(home))
         runner = HookRunner(provider)
         data["hooks"] = sorted(runner.hooks)
         if runner.implements("tool_schemas"):
@@ -372,6 +372,7 @@ def doctor_section(ctx: Any) -> dict[str, Any]:
     secrets are set (names only)."""
     from memhost import discovery
     from memhost.authoring.checker import availability
+    from memhost.cli.config import table_problems
     from memhost.cli.doctor import section
     from memhost.health import probe
 
@@ -402,6 +403,8 @@ def doctor_section(ctx: Any) -> dict[str, Any]:
         if schema_error:
             problems.append(f"provider {candidate.name!r}: its config schema cannot be loaded: "
                             f"{schema_error}")
+        else:
+            problems += table_problems(home, candidate.name)
         if state:
             secrets[candidate.name] = state
             shown = ", ".join(f"{key} {'set' if is_set else 'not set'}"

@@ -1,4 +1,7 @@
-"""``memhost recall stats|vacuum``: look after the recall database of a bundled recall provider.
+"""``memhost recall``: see, fix and look after the recall store of a bundled recall provider.
+
+``search``, ``list``, ``show``, ``forget``, ``export`` and ``import`` are in
+:mod:`memhost.cli.recall_items`; ``stats`` and ``vacuum`` are here.
 
 The provider is loaded through discovery, like any provider, and does the work itself (it knows
 its own tables): ``stats`` counts what is stored, by kind and state, with the file or table
@@ -17,19 +20,39 @@ PROVIDERS = ("sqlite", "postgres")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    from memhost.cli import recall_items
+
     parser = subparsers.add_parser(
-        "recall", help="stats and upkeep of the recall database (sqlite, postgres providers)",
-        description="Look after the database of a recall provider: the configured one when it is "
-                    "sqlite or postgres, else sqlite (--provider chooses).")
+        "recall", help="see, search, fix and look after the recall store (sqlite, postgres)",
+        description="See and fix what the recall store of a recall provider holds, and look "
+                    "after its database: the configured provider's when it is sqlite or "
+                    "postgres, else sqlite (--provider chooses).")
     actions = parser.add_subparsers(dest="recall_action", metavar="ACTION", required=True)
+    recall_items.add_actions(actions, _provider_flag, cmd_recall_items)
     for name, text in (("stats", "what is stored: items by kind and state, sizes"),
                        ("vacuum", "compact the database (safe while agents run)")):
         action = actions.add_parser(name, help=text, description=text)
-        action.add_argument("--provider", choices=PROVIDERS,
-                            help="which provider's database (default: the configured one, if "
-                                 "it is one of these, else sqlite)")
+        _provider_flag(action)
         _common.add_json_flag(action)
         action.set_defaults(func=cmd_recall)
+
+
+def _provider_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--provider", choices=PROVIDERS,
+                        help="which provider's store (default: the configured one, if it is "
+                             "one of these, else sqlite)")
+
+
+def cmd_recall_items(args: argparse.Namespace) -> int:
+    from memhost.cli import recall_items
+    from memhost.errors import MemhostError, RetryableError
+
+    home = _common.home(args)
+    name = _provider(args, home)
+    try:
+        return recall_items.run(args, name, home)
+    except RetryableError as exc:
+        raise MemhostError(f"the {name} recall store cannot be reached: {exc}") from None
 
 
 def _provider(args: argparse.Namespace, home: Any) -> str:

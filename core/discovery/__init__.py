@@ -42,6 +42,7 @@ from memhost.discovery.scan import (
     discover,
     entrypoints_enabled,
     folder_candidate,
+    import_timeout,
     known_names,
     load_path,
     load_provider,
@@ -58,7 +59,8 @@ __all__ = [
     "NO_ENTRYPOINTS_ENV", "RESERVED_NAMES", "SCHEMA_FILE", "SOURCES", "STRICT_ENV", "Candidate",
     "Discovery", "LoadFailure", "ManifestError", "ProviderLoadError", "blocked_names",
     "bundled_root", "discover", "entrypoints_enabled", "folder_candidate", "has_hookimpls",
-    "instantiate", "known_names", "load_candidate", "load_path", "load_provider", "make_failure",
+    "import_timeout", "instantiate", "known_names", "load_candidate", "load_path", "load_provider",
+    "make_failure",
     "read_manifest", "recorded_failures", "recorded_items", "runtime_config", "schema_path",
     "strict_mode", "unknown_name_message", "user_root", "validate_provider_name",
 ]

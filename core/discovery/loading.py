@@ -11,6 +11,8 @@ import importlib
 import inspect
 import logging
 import os
+import threading
+import time
 import traceback
 from typing import Any
 
@@ -27,9 +29,61 @@ from memhost.errors import ProviderError
 log = logging.getLogger("memhost.discovery")
 
 
-def load_candidate(candidate: Candidate) -> Any:
-    """Load one discovered candidate (see :func:`load_provider`)."""
+#: Seconds an import may take when the caller gives no bound (``memory.provider_import_timeout``).
+DEFAULT_IMPORT_TIMEOUT = 10.0
+TIMEOUT_KEY = "memory.provider_import_timeout"
+
+# Imports that outlived their bound and are still running, by candidate: (thread, start time).
+_running: dict[tuple[str, str, str], tuple[threading.Thread, float]] = {}
+_running_lock = threading.Lock()
+
+
+def load_candidate(candidate: Candidate, *, timeout: float | None = None) -> Any:
+    """Load one discovered candidate (see :func:`load_provider`) within ``timeout`` seconds.
+
+    The import runs on a daemon thread of its own. Python cannot stop a thread, so an import
+    that outlives the bound keeps running in the background: it still holds the module's import
+    lock, and whatever it does later (print, connect, finish) still happens. The load fails at
+    once with "import timed out after N s"; until that import ends, another load of the same
+    provider in this process fails at once too, instead of queueing behind it. Should it finish,
+    its module stays imported and a later load uses it. Being a daemon thread, it never keeps
+    the process alive.
+    """
+    bound = DEFAULT_IMPORT_TIMEOUT if timeout is None else timeout
     label = f"memory provider {candidate.name!r} ({candidate.describe()})"
+    key = (candidate.name, candidate.source, str(candidate.path or candidate.entry))
+    with _running_lock:
+        earlier = _running.get(key)
+        if earlier is not None and earlier[0].is_alive():
+            _fail(candidate, f"{label}: an earlier import of it, started "
+                             f"{time.monotonic() - earlier[1]:.0f} s ago, is still running (it "
+                             f"timed out; see {TIMEOUT_KEY}); restart the process to try again")
+        _running.pop(key, None)
+        outcome: dict[str, Any] = {}
+
+        def run() -> None:
+            try:
+                outcome["value"] = _load(candidate, label)
+            except BaseException as exc:  # handed to the caller's thread
+                outcome["error"] = exc
+
+        worker = threading.Thread(target=run, name=f"memhost-import-{candidate.name}",
+                                  daemon=True)
+        started = time.monotonic()
+        worker.start()
+    worker.join(bound)
+    if worker.is_alive():
+        with _running_lock:
+            _running[key] = (worker, started)
+        _fail(candidate, f"{label}: import timed out after {bound:g} s ({TIMEOUT_KEY}); it "
+                         "is left running in the background. Check what the provider's module "
+                         "does at import (a network call, a lock), or raise the timeout")
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+def _load(candidate: Candidate, label: str) -> Any:
     if candidate.status == "blocked":
         raise ProviderError(f"{label} is blocked by {DISABLED_ENV}="
                             f"{os.environ.get(DISABLED_ENV, '')!r}; remove it from that list to "
@@ -136,4 +190,4 @@ def instantiate(obj: Any, label: str, candidate: Candidate | None = None) -> Any
     return obj
 
 
-__all__ = ["has_hookimpls", "instantiate", "load_candidate"]
+__all__ = ["DEFAULT_IMPORT_TIMEOUT", "has_hookimpls", "instantiate", "load_candidate"]

@@ -48,6 +48,7 @@ from memhost.discovery.manifest import (
     read_manifest,
 )
 from memhost.errors import ConfigError, ProviderError
+from memhost.files import refuse_shared_dir
 
 log = logging.getLogger("memhost.discovery")
 
@@ -205,6 +206,7 @@ def discover(home: Path, *, bundled_dir: Path | None = None, entrypoints: bool |
     blocked = blocked_names()
     blocked_keys = {b.casefold() for b in blocked}
     raw = _scan_folders(Path(bundled_dir) if bundled_dir else bundled_root(), "bundled")
+    refuse_shared_dir(user_root(home), "the provider folder")  # its code runs as this user
     raw += _scan_folders(user_root(home), "user")
     if use_entrypoints:
         try:
@@ -297,14 +299,25 @@ def schema_path(name: str, home: Path, **options: Any) -> Path | None:
 # -- loading ------------------------------------------------------------------------------------
 
 
-def load_provider(name: str, home: Path, **options: Any) -> Any:
-    """Import provider ``name`` and return its provider object.
+def import_timeout(home: Path) -> float:
+    """``memory.provider_import_timeout`` of ``home``'s config (its default when unreadable)."""
+    from memhost.config import read_config
+
+    return read_config(home)[0].memory.provider_import_timeout
+
+
+def load_provider(name: str, home: Path, *, timeout: float | None = None,
+                  **options: Any) -> Any:
+    """Import provider ``name`` and return its provider object, within ``timeout`` seconds
+    (default: ``memory.provider_import_timeout``).
 
     Raises :class:`ProviderError` saying exactly what failed: an unknown name (with the known
     names and close matches), a blocked name, a broken manifest, a missing required package, an
-    import that raised (with the error), or no provider object in the module.
+    import that raised (with the error), an import that timed out, or no provider object in the
+    module.
     """
-    return load_candidate(_find(name, home, **options))
+    bound = import_timeout(home) if timeout is None else timeout
+    return load_candidate(_find(name, home, **options), timeout=bound)
 
 
 def folder_candidate(folder: Path) -> Candidate:
@@ -325,7 +338,9 @@ def runtime_config(name: str, home: Path, table: dict[str, Any] | None = None) -
     """The config a provider's hooks receive: with a ``config_schema.py``, the settings service's
     values (defaults, stored values, secrets from the env store); otherwise a copy of the raw
     ``[providers.<name>]`` table. A schema that cannot be used is logged and the raw table given."""
-    raw = copy.deepcopy(table or {})
+    from memhost.security.masking import remember_found
+
+    raw = remember_found(copy.deepcopy(table or {}))
     try:
         path = schema_path(name, home)
     except ProviderError:
@@ -335,7 +350,9 @@ def runtime_config(name: str, home: Path, table: dict[str, Any] | None = None) -
     try:
         from memhost.schema.settings import SettingsService
 
-        return dict(SettingsService(home).values(name))
+        # Secret fields are remembered by the env store; a secret typed into another field is
+        # remembered here, so it is masked wherever the provider's messages repeat it.
+        return remember_found(dict(SettingsService(home).values(name)))
     except KeyboardInterrupt:
         raise
     except Exception as exc:
@@ -347,6 +364,7 @@ def runtime_config(name: str, home: Path, table: dict[str, Any] | None = None) -
 __all__ = [
     "BUILTIN_ONLY", "Candidate", "DISABLED_ENV", "Discovery", "ENTRY_POINT_GROUP", "LoadFailure",
     "ProviderLoadError", "discover", "folder_candidate", "has_hookimpls", "instantiate",
-    "known_names", "load_candidate", "load_path", "load_provider", "recorded_failures",
+    "import_timeout", "known_names", "load_candidate", "load_path", "load_provider",
+    "recorded_failures",
     "runtime_config", "schema_path", "validate_provider_name",
 ]

@@ -25,7 +25,7 @@ from typing import Any
 
 from memhost.builtin_providers.entries import canonical_entry
 from memhost.builtin_providers.store import FILENAMES, MemoryStore
-from memhost.security import threats
+from memhost.security.screen import screen_write
 from filelock import Timeout
 
 from memhost.files import atomic_write_json, ensure_private_dir, locked, read_json_or
@@ -234,7 +234,7 @@ def _failure(message: str, **extra: Any) -> dict[str, Any]:
     return {"success": False, "error": message, **extra}
 
 
-def _check_content(content: Any, where: str) -> dict[str, Any] | None:
+def _check_content(store: MemoryStore, content: Any, where: str) -> dict[str, Any] | None:
     if not isinstance(content, str) or not content.strip():
         return _failure(f"{where}content is required. Nothing was saved or staged.")
     try:
@@ -242,9 +242,9 @@ def _check_content(content: Any, where: str) -> dict[str, Any] | None:
     except ValueError as exc:
         return _failure(f"{where}the content is not a valid entry: {exc}. Nothing was saved or "
                         "staged.")
-    finding = threats.first_finding(entry, "strict")
-    if finding is not None:
-        return _failure(f"{where}{finding.message}", blocked_pattern=finding.id)
+    refusal = store.screen.refusal(entry)
+    if refusal is not None:
+        return _failure(f"{where}{refusal['error']}", blocked_pattern=refusal["blocked_pattern"])
     return None
 
 
@@ -270,7 +270,7 @@ def resolve(store: MemoryStore, proposal: dict[str, Any]) -> list[dict[str, Any]
                             "Nothing was saved or staged.")
         if kind in ("add", "replace"):
             content = step.get("content") if step.get("content") is not None else step.get("new_text")
-            problem = _check_content(content, where)
+            problem = _check_content(store, content, where)
             if problem is not None:
                 return problem
         if kind in DESTRUCTIVE:
@@ -324,12 +324,18 @@ class ApprovalGate:
         from memhost.review.background import in_review_thread
 
         background = origin == BACKGROUND or in_review_thread()
-        if not self.enabled and not (background and _is_destructive(proposal)):
+        refusal, risky = screen_write(self.store.screen, proposal, session_id=session_id,
+                                      background=background)
+        if refusal is not None:
+            return refusal
+        if not self.enabled and not (background and _is_destructive(proposal)) and not risky:
             return None
         matched = resolve(self.store, proposal)
         if isinstance(matched, dict):
             return matched  # it could not apply anyway: say why, stage nothing
         summary, detail = describe(proposal, matched)
+        if risky:
+            return self._stage(proposal, matched, summary, detail, origin, session_id, risky)
         if not self.enabled:
             return self._stage(proposal, matched, summary, detail, origin, session_id, (
                 "Staged as a proposal, NOT applied: a background review may add entries, but "

@@ -1,7 +1,11 @@
 """Security: what memhost keeps out of prompts and away from providers.
 
-:mod:`~memhost.security.threats` scans text that ends up in a system prompt for injected
-instructions, exfiltration and persistence tricks, and invisible characters;
+Memory poisoning (see docs/security.md): :mod:`~memhost.security.scorer` gives each memory
+entry a risk score from the evidence families of :mod:`~memhost.security.features`;
+:mod:`~memhost.security.screen` turns it into accept, stage or refuse for a write (with taint
+and the optional :mod:`~memhost.security.judge`); :mod:`~memhost.security.neutralise` renders
+every entry inert for a prompt; :mod:`~memhost.security.text` and
+:mod:`~memhost.security.confusables` say what hidden and look-alike characters read as.
 :mod:`~memhost.security.redact` masks secrets in everything handed to a provider (egress
 redaction).
 """

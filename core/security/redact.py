@@ -13,102 +13,40 @@ import re
 from collections.abc import Iterable
 from typing import Any, TypeVar
 
+from memhost.security import detector
+
 MASK = "[redacted]"
 
 T = TypeVar("T")
 
-# Each pattern's "secret" group is what gets masked; the rest (a key name, "Bearer ") stays so
-# the text still reads sensibly.
-SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (name, re.compile(rx, flags))
-    for name, rx, flags in [
-        ("pem_block", r"(?P<secret>-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?-----END [A-Z0-9 ]*PRIVATE KEY-----)", re.S),
-        ("openai_key", r"(?P<secret>\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,})", 0),
-        ("github_token", r"(?P<secret>\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}))", 0),
-        ("aws_access_key", r"(?P<secret>\b(?:AKIA|ASIA)[0-9A-Z]{16}\b)", 0),
-        ("slack_token", r"(?P<secret>\bxox[abposr]-[A-Za-z0-9-]{10,})", 0),
-        ("google_api_key", r"(?P<secret>\bAIza[0-9A-Za-z_-]{35})", 0),
-        ("gitlab_token", r"(?P<secret>\bglpat-[A-Za-z0-9_-]{20,})", 0),
-        ("huggingface_token", r"(?P<secret>\bhf_[A-Za-z0-9]{30,})", 0),
-        ("jwt", r"(?P<secret>\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})", 0),
-        ("bearer", r"\bBearer\s+(?P<secret>[A-Za-z0-9._~+/=-]{12,})", re.I),
-        # Basic credentials are base64 of "user:password"; only in a header, since "Basic" on
-        # its own starts ordinary phrases ("Basic understanding").
-        ("basic_auth", r"\bAuthorization[\"']?\s*[:=]\s*[\"']?Basic\s+(?P<secret>[A-Za-z0-9+/]{6,}={0,2})", re.I),
-        ("url_password", r"\b[a-z][a-z0-9+.-]*://[^\s:/@]+:(?P<secret>[^\s@/]{4,})@", re.I),
-        ("assignment",
-         # An optional prefix ("DB_", "GITHUB_", "my-") still names a credential.
-         r"\b(?:[A-Za-z0-9]+[_-])*(?:password|passwd|pwd|passphrase|secret|token|api[_-]?key|access[_-]?key|"
-         # "auth" but not "author"/"authority": "author: Jane Austen" is not a credential.
-         r"secret[_-]?key|client[_-]?secret|authorization|auth(?!or))\w*[\"']?\s*[:=]\s*[\"']?"
-         r"(?!(?:Bearer|Basic|Token)\b)(?P<secret>[^\s\"',;]{6,})", re.I),
-    ]
-)
-
-
-# Literals every match of a pattern contains (lower case for the case-insensitive patterns).
-# Most text handed to a provider holds no secret, and a dozen regex scans of a turn cost hundreds
-# of microseconds, while looking for these literals costs a few: find_secrets skips a pattern
-# whose literals are all absent. Keep this in step with SECRET_PATTERNS when a pattern changes;
-# a pattern without an entry here is always run.
-_LITERALS: dict[str, tuple[str, ...]] = {
-    "pem_block": ("-----BEGIN ",),
-    "openai_key": ("sk-",),
-    "github_token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
-    "aws_access_key": ("AKIA", "ASIA"),
-    "slack_token": ("xox",),
-    "google_api_key": ("AIza",),
-    "gitlab_token": ("glpat-",),
-    "huggingface_token": ("hf_",),
-    "jwt": ("eyJ",),
-    "bearer": ("bearer",),
-    "basic_auth": ("authorization",),
-    "url_password": ("://",),
-    "assignment": ("pass", "pwd", "secret", "token", "key", "auth"),
-}
-
-
-# Per pattern: its literals (None: always run) and whether they are matched case-insensitively.
-_GATES = tuple((pattern, _LITERALS.get(name), bool(pattern.flags & re.IGNORECASE))
-               for name, pattern in SECRET_PATTERNS)
-_CASED = tuple(lit for _, lits, folded in _GATES if lits and not folded for lit in lits)
-_FOLDED = tuple(lit for _, lits, folded in _GATES if lits and folded for lit in lits)
-_ALL_GATED = all(lits is not None for _, lits, _ in _GATES)
-
-
-# The only non-ASCII characters that re.IGNORECASE matches with an ASCII letter (İ, ı, ſ and the
-# Kelvin sign; checked over every code point).
-_FOLDS_TO_ASCII = ("\u0130", "\u0131", "\u017f", "\u212a")
-
-
-def _contains_any(text: str, literals: tuple[str, ...]) -> bool:
-    for literal in literals:
-        if literal in text:
-            return True
-    return False
-
 
 def find_secrets(text: str) -> set[str]:
-    """The secret values in ``text``, as they appear."""
-    found: set[str] = set()
-    # text.lower() finds a case-insensitive literal exactly where re.IGNORECASE would, unless the
-    # text holds one of the four letters re's case folding pairs with an ASCII letter; such text
-    # runs every case-insensitive pattern.
-    lowered = (text.lower() if text.isascii() or not _contains_any(text, _FOLDS_TO_ASCII)
-               else None)
-    if (lowered is not None and _ALL_GATED and not _contains_any(text, _CASED)
-            and not _contains_any(lowered, _FOLDED)):
-        return found  # the common case: not one literal of any pattern is present
-    for pattern, literals, folded in _GATES:
-        if literals is not None:
-            haystack = lowered if folded else text
-            if haystack is not None and not _contains_any(haystack, literals):
-                continue
-        for match in pattern.finditer(text):
-            secret = match.group("secret")
-            if secret and secret != MASK:
-                found.add(secret)
-    return found
+    """The secret values in ``text``, as they appear once its invisible characters are folded
+    (a token split by a zero-width space is found whole)."""
+    return set(detector.scan(_folded(text))) - {MASK}
+
+
+def _folded(text: str) -> str:
+    # ASCII holds no invisible character; the Unicode tables are loaded only for other text.
+    if text.isascii():
+        return text
+    from memhost.security.text import strip_invisible
+
+    return strip_invisible(text)
+
+
+def holds_secret(text: str) -> bool:
+    """Whether ``text`` holds anything :func:`redact` would mask."""
+    return any(len(s) >= MIN_MASKED for s in find_secrets(text))
+
+
+def version() -> str:
+    """Changes whenever what :func:`find_secrets` reports may change (for cached verdicts)."""
+    return detector.version()
+
+
+# A shorter value is not masked: replacing it wherever it appears would garble ordinary words.
+MIN_MASKED = 4
 
 
 def _strings(value: Any) -> Iterable[str]:
@@ -124,6 +62,9 @@ def _strings(value: Any) -> Iterable[str]:
 
 
 def _mask_text(text: str, secrets: list[str]) -> str:
+    if not text.isascii() and any(s not in text and s in (folded := _folded(text))
+                                  for s in secrets):
+        text = folded  # a secret split by invisible characters: mask the folded text
     for secret in secrets:
         if secret in text:
             text = text.replace(secret, MASK)
@@ -163,7 +104,7 @@ _SECRET_KEY = re.compile(
 def _keyed_secrets(value: Any) -> Iterable[str]:
     if isinstance(value, dict):
         for key, item in value.items():
-            if (isinstance(key, str) and isinstance(item, str) and len(item) >= 4
+            if (isinstance(key, str) and isinstance(item, str) and len(item) >= MIN_MASKED
                     and item != MASK and _SECRET_KEY.match(key)):
                 yield item
             yield from _keyed_secrets(item)
@@ -183,7 +124,7 @@ def redact(value: T) -> T:
     if not secrets:
         return value
     # Longest first, so a secret that contains a shorter one is masked whole.
-    ordered = sorted((s for s in secrets if len(s) >= 4), key=len, reverse=True)
+    ordered = sorted((s for s in secrets if len(s) >= MIN_MASKED), key=len, reverse=True)
     return _rebuild(value, ordered)
 
 

@@ -103,8 +103,12 @@ def _status(candidate: Any, home: Path, table: dict[str, Any] | None,
     Loads the provider to ask ``check_available`` (bounded in time), as ``providers list --check``
     does."""
     from memhost.authoring.checker import availability
+    from memhost.cli.progress import step
 
-    status, reason = availability(candidate, home, table)
+    # Loading a provider can wait on its import; a slow one is said on the server's stderr.
+    with step("memhost settings", f"checking memory provider {candidate.name!r} (import, "
+              "check_available)", after=1.0):
+        status, reason = availability(candidate, home, table)
     if status == "available" and candidate.name == configured:
         status = "active"
     return status, reason
@@ -565,3 +569,8 @@ def openapi(port: int) -> dict[str, Any]:
 
 
 OPENAPI_PATH = "/api/openapi.json"
+
+# The recall tab's endpoints live in their own module (it imports the names above).
+from memhost.web.recall_api import ENDPOINTS as _RECALL_ENDPOINTS  # noqa: E402
+
+ENDPOINTS += _RECALL_ENDPOINTS

@@ -1,7 +1,7 @@
 """The settings application for one home and one token: the page, its static files and the API.
 
 ``GET /?token=TOKEN`` trades the token printed at start for an HttpOnly, SameSite=Strict session
-cookie and redirects to ``/``, so the token leaves the address bar (and the history). ``GET /``
+cookie and a page that moves on to ``/``, so the token leaves the address bar. ``GET /``
 serves the page to a browser that holds the cookie. Everything is wrapped in
 :class:`memhost.web.security.Guard`.
 """
@@ -18,7 +18,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -94,6 +94,11 @@ def _endpoint(item: api.Endpoint, home: Path) -> Any:
     return endpoint
 
 
+SIGNED_IN_PAGE = ("<!doctype html><meta charset=utf-8>"
+                  '<meta http-equiv="refresh" content="0;url=/"><title>memhost settings</title>'
+                  '<p>Signed in. <a href="/">Open the memhost settings</a></p>')
+
+
 def create_app(home: Path, *, token: str, port: int) -> Starlette:
     """The application for ``home``, accepting ``token``, served at 127.0.0.1:``port``."""
     home = Path(home)
@@ -108,7 +113,11 @@ def create_app(home: Path, *, token: str, port: int) -> Starlette:
         if offered is not None:
             if not tokens.token_ok(offered):
                 return HTMLResponse(SIGN_IN_PAGE, status_code=401)
-            response = RedirectResponse("/", status_code=303)
+            # A page that moves on to "/" itself, not a redirect: after a navigation another site
+            # (or a file: page, as `--open` uses) started, the browser would not send the new
+            # SameSite=Strict cookie along the redirect; a navigation this page starts is
+            # same-site, so it does.
+            response = HTMLResponse(SIGNED_IN_PAGE)
             response.set_cookie(tokens.cookie, token, httponly=True, samesite="strict", path="/")
             return response
         headers = {k.lower(): v for k, v in request.headers.items()}

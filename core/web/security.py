@@ -164,12 +164,58 @@ class Guard:
             if refused is not None:
                 code, text, extra = refused
                 await _send_json(send_with_headers, code, {"error": text, "fields": {}}, extra)
+            elif is_api(path):
+                await self.app(scope, receive, _masking(send_with_headers))
             else:
                 await self.app(scope, receive, send_with_headers)
         finally:
-            # The path only: the query string (where the token travels) is never logged.
-            access_log.info("%s %s %s %.0fms", scope.get("method", "?"), path,
-                            status["code"] or "-", (time.monotonic() - started) * 1000)
+            # The path only: the query string (where the token travels) is never logged, and
+            # the path's control characters are escaped (a decoded %0A would forge a log line,
+            # %1B drive the terminal).
+            access_log.info("%s %s %s %.0fms", printable(scope.get("method", "?")),
+                            printable(path), status["code"] or "-",
+                            (time.monotonic() - started) * 1000)
+
+
+def printable(text: str) -> str:
+    """``text`` with control and other unprintable characters as %XX (UTF-8 bytes)."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else "".join(f"%{b:02X}" for b in ch.encode("utf-8"))
+                   for ch in text)
+
+
+def _masking(send: Send) -> Send:
+    """``send`` for an API answer, whose body passes secret masking first: a provider's status
+    or error text may quote its config (:mod:`memhost.security.masking`)."""
+    from memhost.security.masking import scrub, scrub_value
+
+    held: dict[str, Any] = {}
+    parts: list[bytes] = []
+
+    async def send_masked(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            held["start"] = message
+            return
+        if message["type"] != "http.response.body" or "start" not in held:
+            await send(message)
+            return
+        parts.append(message.get("body", b""))
+        if message.get("more_body"):
+            return
+        body = b"".join(parts)
+        try:
+            masked = json.dumps(scrub_value(json.loads(body)), ensure_ascii=False).encode("utf-8")
+        except ValueError:
+            masked = scrub(body.decode("utf-8", "replace")).encode("utf-8")
+        start = held.pop("start")
+        start["headers"] = [(k, v) for k, v in start.get("headers") or ()
+                            if k.lower() != b"content-length"]
+        start["headers"].append((b"content-length", str(len(masked)).encode()))
+        await send(start)
+        await send({"type": "http.response.body", "body": masked})
+
+    return send_masked
 
 
 async def _send_json(send: Send, status: int, body: dict[str, Any],

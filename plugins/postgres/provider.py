@@ -12,12 +12,13 @@ from __future__ import annotations
 import getpass
 import logging
 import re
+import secrets
 from pathlib import Path
 from typing import Any
 
-from memhost import hookimpl
+from memhost import hookimpl, recall
 from memhost.errors import ConfigError, RetryableError
-from memhost.recall import RecallProvider, ranking
+from memhost.recall import RecallProvider
 
 from .config_schema import CONFIG_SCHEMA
 
@@ -55,6 +56,8 @@ class PostgresRecall(RecallProvider):
     defaults = DEFAULTS
     store_label = "the shared recall store"
     recall_timeout_ms = 2000
+    #: The schema a ``memhost providers check`` made, dropped at shutdown.
+    scratch_schema: str | None = None
 
     def open_store(self, home: Path, config: dict[str, Any]) -> Any:
         """A store for ``config`` (not yet connected; also used by ``memhost recall``)."""
@@ -64,15 +67,15 @@ class PostgresRecall(RecallProvider):
         problem = self.check_available(merged)
         if problem:
             raise ConfigError(problem)
-        statement = ranking.int_setting(merged, "statement_timeout_ms", 5000, low=100,
+        statement = recall.int_setting(merged, "statement_timeout_ms", 5000, low=100,
                                        high=600000)
         # A recall must give up before the manager stops waiting for it.
         read = max(100, min(statement, int(prefetch_timeout(home) * 1000 * 0.5)))
         owner = user_id(merged)
         return RecallStore(
             str(merged["dsn"]), schema=str(merged["schema"]), user_id=owner,
-            pool_size=ranking.int_setting(merged, "pool_size", 4, low=1, high=64),
-            connect_timeout=ranking.float_setting(merged, "connect_timeout", 5.0, low=1,
+            pool_size=recall.int_setting(merged, "pool_size", 4, low=1, high=64),
+            connect_timeout=recall.float_setting(merged, "connect_timeout", 5.0, low=1,
                                                  high=120),
             statement_timeout_ms=statement, read_timeout_ms=read,
             application_name=f"memhost-recall {owner}")
@@ -93,8 +96,10 @@ class PostgresRecall(RecallProvider):
             from psycopg.conninfo import conninfo_to_dict
 
             conninfo_to_dict(str(dsn))
-        except Exception as exc:
-            return (f"the connection string ({DSN_KEY}) cannot be read: {exc}; use the form "
+        except Exception:
+            # The driver's message quotes the string, password and all: it is not repeated.
+            return (f"the connection string ({DSN_KEY}) cannot be read: it is neither a "
+                    "postgresql:// URL nor key=value pairs; use the form "
                     "postgresql://user:password@host:5432/dbname")
         schema = merged.get("schema")
         if not isinstance(schema, str) or not SCHEMA_NAME.match(schema):
@@ -136,9 +141,27 @@ class PostgresRecall(RecallProvider):
                 "on purpose, and recall_forget to erase an item the user wants forgotten.")
 
     @hookimpl
+    def scratch_config(self, config: dict[str, Any]) -> dict[str, Any]:
+        """``memhost providers check``: a schema and a user id of the check's own, so its turn
+        never reaches the real recall store; the schema is dropped at ``shutdown``."""
+        token = secrets.token_hex(4)
+        self.scratch_schema = f"memhost_check_{token}"
+        return {**config, "schema": self.scratch_schema, "user_id": f"memhost-check-{token}"}
+
+    @hookimpl
+    def shutdown(self) -> None:
+        dsn = self.config.get("dsn")
+        super().shutdown()
+        schema, self.scratch_schema = self.scratch_schema, None
+        if schema and dsn:
+            from .store import drop_schema
+
+            drop_schema(str(dsn), schema)
+
+    @hookimpl
     def handle_tool_call(self, tool_name: str, arguments: dict[str, Any]) -> str:
         try:
             return super().handle_tool_call(tool_name, arguments)
         except RetryableError as exc:
-            return ranking.error(f"The recall database is not reachable right now ({exc}); "
+            return recall.error(f"The recall database is not reachable right now ({exc}); "
                                 "try again later.")

@@ -24,9 +24,12 @@ from psycopg import sql
 from psycopg_pool import ConnectionPool
 
 from memhost.errors import RetryableError
-from memhost.recall import ranking
+from memhost import recall
+from memhost.recall.terms import terms as terms_of
 
-from .migrations import BOOTSTRAP, MIGRATIONS, SCHEMA_VERSION, TS_CONFIG
+from .backend import Backend, hit
+from .browse import Browse
+from .migrations import BOOTSTRAP, MIGRATIONS, SCHEMA_VERSION
 
 log = logging.getLogger("memhost.plugins.postgres")
 
@@ -47,7 +50,17 @@ def lock_key(schema: str) -> int:
     return int.from_bytes(digest[:8], "big", signed=True)
 
 
-class RecallStore:
+def drop_schema(dsn: str, schema: str, *, connect_timeout: float = 5.0) -> None:
+    """Drop ``schema`` and everything in it (a scratch schema of ``memhost providers check``).
+    A failure is logged, never raised: the check's result stands either way."""
+    try:
+        with psycopg.connect(dsn, autocommit=True, connect_timeout=int(connect_timeout)) as conn:
+            conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
+    except psycopg.Error as exc:
+        log.warning("could not drop the scratch schema %s: %s; drop it by hand", schema, exc)
+
+
+class RecallStore(Browse):
     """One user's view of the recall schema in one database."""
 
     def __init__(self, dsn: str, *, schema: str, user_id: str, pool_size: int = 4,
@@ -70,6 +83,8 @@ class RecallStore:
                     "application_name": application_name[:63], "prepare_threshold": None},
             configure=self._configure, reconnect_timeout=300.0)
         self._opened = False
+        #: The database has pgvector: the nearest vectors can be searched in SQL.
+        self.pgvector = False
 
     # -- connections ------------------------------------------------------------------------------
 
@@ -105,6 +120,8 @@ class RecallStore:
             if self._opened:
                 self.pool.close(timeout=2.0)
                 self._opened = False
+        #: The database has pgvector: the nearest vectors can be searched in SQL.
+        self.pgvector = False
 
     @contextmanager
     def _connection(self, timeout_ms: int | None = None):  # type: ignore[no-untyped-def]
@@ -163,26 +180,48 @@ class RecallStore:
             for version, statements in MIGRATIONS:
                 if version in applied:
                     continue
-                for statement in statements:
-                    conn.execute(self._q(statement))
+                for step in statements:
+                    if callable(step):
+                        step(conn, self._q)
+                    else:
+                        conn.execute(self._q(step))
                 conn.execute(self._q("INSERT INTO {s}.recall_migrations (version) VALUES (%s)"),
                              (version,))
                 log.info("PostgreSQL recall schema %s migrated to version %d", self.schema,
                          version)
+            self.pgvector = conn.execute(
+                "SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone() is not None
 
     # -- writes -----------------------------------------------------------------------------------
 
     def _insert(self, conn: psycopg.Connection[Any], *, key: str, kind: str, body: str,
-                session_id: str, target: str = "", origin: str = "",
-                status: str = ranking.ACTIVE, created_at: float | None = None) -> int | None:
-        row = conn.execute(self._q(
-            "INSERT INTO {s}.items (user_id, key, kind, body, session_id, target, origin, "
-            "created_at, status, status_at) VALUES (%s, %s, %s, %s, %s, %s, %s, "
-            "coalesce(to_timestamp(%s), now()), %s, CASE WHEN %s <> 'active' THEN now() END) "
-            "ON CONFLICT (user_id, key) DO NOTHING RETURNING id"),
-            (self.user_id, key, kind, body, session_id, target, origin, created_at, status,
-             status)).fetchone()
-        return row[0] if row else None
+                session_id: str, target: str = "", origin: str = "", role: str = "",
+                status: str = recall.ACTIVE, created_at: float | None = None) -> int | None:
+        return self._insert_many(conn, [{
+            "key": key, "kind": kind, "body": body, "session_id": session_id, "target": target,
+            "origin": origin, "role": role, "status": status, "created_at": created_at}])[0]
+
+    def _insert_many(self, conn: psycopg.Connection[Any],
+                     items: Sequence[dict[str, Any]]) -> list[int | None]:
+        """Insert items in one statement (the statistics' trigger then runs once); each item's
+        new id, or ``None`` where its key was stored before (a replayed write)."""
+        rows = []
+        for item in items:
+            made = terms_of(item["body"])
+            status = item.get("status", recall.ACTIVE)
+            rows.append((self.user_id, item["key"], item["kind"], item.get("role", ""),
+                         item["body"], " ".join(made), len(made), item["session_id"],
+                         item.get("target", ""), item.get("origin", ""),
+                         item.get("created_at"), status, status))
+        values = ", ".join(["(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
+                            "coalesce(to_timestamp(%s), now()), %s, "
+                            "CASE WHEN %s <> 'active' THEN now() END)"] * len(rows))
+        found = dict(conn.execute(self._q(
+            "INSERT INTO {s}.items (user_id, key, kind, role, body, terms, length, session_id, "
+            f"target, origin, created_at, status, status_at) VALUES {values} "
+            "ON CONFLICT (user_id, key) DO NOTHING RETURNING key, id"),
+            [value for row in rows for value in row]).fetchall())
+        return [found.get(item["key"]) for item in items]
 
     def add(self, *, key: str, kind: str, body: str, session_id: str, target: str = "",
             origin: str = "", created_at: float | None = None) -> int | None:
@@ -191,19 +230,41 @@ class RecallStore:
             conn, key=key, kind=kind, body=body, session_id=session_id, target=target,
             origin=origin, created_at=created_at))
 
-    def add_many(self, items: Sequence[dict[str, Any]]) -> int:
-        """Store many items in one transaction (bulk import, benchmarks)."""
-        return self.write(lambda conn: sum(
-            1 for item in items if self._insert(conn, **item) is not None))
+    def add_many(self, items: Sequence[dict[str, Any]], *,
+                 new_ids: list[int] | None = None) -> int:
+        """Store many items in one transaction (a turn's two items, an import); returns how
+        many were new (their ids are added to ``new_ids``). An item without ``created_at``
+        gets the transaction's time."""
+        if not items:
+            return 0
+        made = self.write(lambda conn: self._insert_many(conn, items))
+        if new_ids is not None:
+            new_ids.extend(i for i in made if i is not None)
+        return sum(1 for i in made if i is not None)
+
+    def put_vectors(self, model: str, vectors: Sequence[tuple[int, Sequence[float]]]) -> None:
+        """Store items' vectors of ``model`` (semantic recall); an item forgotten meanwhile
+        gets none."""
+        def run(conn: psycopg.Connection[Any]) -> None:
+            with conn.cursor() as cursor:
+                cursor.executemany(self._q(
+                    "INSERT INTO {s}.vectors (item_id, user_id, model, vector) SELECT id, "
+                    "user_id, %s, %s FROM {s}.items WHERE id = %s AND user_id = %s AND "
+                    "status <> 'forgotten' ON CONFLICT (item_id) DO UPDATE SET "
+                    "model = EXCLUDED.model, vector = EXCLUDED.vector"),
+                    [(model, list(vector), item, self.user_id) for item, vector in vectors])
+
+        if vectors:
+            self.write(run)
 
     def note(self, *, action: str, target: str, content: str, previous: str | None,
-             session_id: str, origin: str) -> None:
+             session_id: str, origin: str) -> int | None:
         """Apply a committed builtin memory write to the facts (see the sqlite provider: the
         same rules). Each step checks the state first, so a replay changes nothing."""
         def fresh_key() -> str:
-            return ranking.item_key("fact", target, time.time(), secrets.token_hex(8))
+            return recall.item_key("fact", target, time.time(), secrets.token_hex(8))
 
-        def run(conn: psycopg.Connection[Any]) -> None:
+        def run(conn: psycopg.Connection[Any]) -> int | None:
             # One writer per user and note target at a time: the check-then-insert below must
             # not race a second host applying the same note.
             conn.execute("SELECT pg_advisory_xact_lock(%s)",
@@ -215,34 +276,36 @@ class RecallStore:
                     "target = %s AND body = %s AND status = 'active' ORDER BY id LIMIT 1"),
                     (self.user_id, target, content)).fetchone()
                 new_id = row[0] if row else self._insert(
-                    conn, key=fresh_key(), kind=ranking.FACT, body=content,
+                    conn, key=fresh_key(), kind=recall.FACT, body=content,
                     session_id=session_id, target=target, origin=origin)
             if action not in ("replace", "remove") or not previous or not previous.strip() \
                     or previous == content:
-                return
-            status = ranking.SUPERSEDED if action == "replace" else ranking.RETIRED
+                return new_id
+            status = recall.SUPERSEDED if action == "replace" else recall.RETIRED
             by = new_id if action == "replace" else None
             changed = conn.execute(self._q(
                 "UPDATE {s}.items SET status = %s, status_at = now(), replaced_by = %s "
                 "WHERE user_id = %s AND kind = 'fact' AND target = %s AND body = %s AND "
                 "status = 'active'"), (status, by, self.user_id, target, previous)).rowcount
             if changed:
-                return
+                return new_id
             seen = conn.execute(self._q(
                 "SELECT 1 FROM {s}.items WHERE user_id = %s AND kind = 'fact' AND target = %s "
                 "AND body = %s LIMIT 1"), (self.user_id, target, previous)).fetchone()
             if seen is None:
-                self._insert(conn, key=fresh_key(), kind=ranking.FACT, body=previous,
+                self._insert(conn, key=fresh_key(), kind=recall.FACT, body=previous,
                              session_id=session_id, target=target, origin=origin, status=status)
+            return new_id
 
-        self.write(run)
+        return self.write(run)
 
     def forget(self, item_id: int) -> dict[str, Any] | None:
         """Erase an item's text and mark it ``forgotten``; ``None`` when this user has no such
         item."""
         def run(conn: psycopg.Connection[Any]) -> dict[str, Any] | None:
             row = conn.execute(self._q(
-                "UPDATE {s}.items AS i SET status = 'forgotten', body = '', status_at = now() "
+                "UPDATE {s}.items AS i SET status = 'forgotten', body = '', terms = '', "
+                "status_at = now() "
                 "FROM (SELECT id, status FROM {s}.items WHERE id = %s AND user_id = %s "
                 "AND status <> 'forgotten' FOR UPDATE) AS old "
                 "WHERE i.id = old.id RETURNING i.kind, old.status"),
@@ -253,62 +316,57 @@ class RecallStore:
 
     # -- reads ------------------------------------------------------------------------------------
 
-    def search(self, query: str, *, filters: ranking.Filters = ranking.Filters(),
-               limit: int = 10, min_score: float = 0.0, min_coverage: float = 0.0,
-               timeout_ms: int | None = None) -> list[ranking.Hit]:
-        """Items relevant to ``query``, best first (see :func:`memhost.recall.ranking.search`)."""
-        return self.read(lambda conn: ranking.search(
-            _Backend(self, conn), query, filters=filters, limit=limit, min_score=min_score,
-            min_coverage=min_coverage), timeout_ms=timeout_ms)
+    def search(self, query: str, *, filters: recall.Filters = recall.Filters(),
+               limit: int = 10, options: recall.Ranking = recall.Ranking(),
+               timeout_ms: int | None = None, semantic: Any = None) -> list[recall.Hit]:
+        """Items relevant to ``query``, best first (see :func:`memhost.recall.search`)."""
+        return self.read(lambda conn: recall.search(
+            Backend(self, conn), query, filters=filters, limit=limit, options=options,
+            semantic=semantic), timeout_ms=timeout_ms)
 
     def recent(self, *, since: float | None = None, until: float | None = None,
-               limit: int = 10) -> list[ranking.Hit]:
-        def run(conn: psycopg.Connection[Any]) -> list[ranking.Hit]:
+               limit: int = 10) -> list[recall.Hit]:
+        def run(conn: psycopg.Connection[Any]) -> list[recall.Hit]:
             rows = conn.execute(self._q(
-                "SELECT id, kind, body, extract(epoch FROM created_at)::float8, session_id "
-                "FROM {s}.items WHERE user_id = %s AND status = 'active' "
+                "SELECT id, kind, body, extract(epoch FROM created_at)::float8, session_id, "
+                "role, terms FROM {s}.items WHERE user_id = %s AND status = 'active' "
                 "AND created_at >= coalesce(to_timestamp(%s), '-infinity') "
                 "AND created_at < coalesce(to_timestamp(%s), 'infinity') "
                 "ORDER BY created_at DESC, id DESC LIMIT %s"),
                 (self.user_id, since, until, limit)).fetchall()
-            return [ranking.Hit(*row) for row in rows]
+            return [hit(row) for row in rows]
 
         return self.read(run)
 
-    def _newest_turn(self, conn: psycopg.Connection[Any], sessions: Sequence[str]) -> int | None:
-        """The newest stored turn of these sessions: one index probe per session (a session
-        may hold a hundred thousand turns; sorting them is not an option)."""
-        if not sessions:
-            return None
-        row = conn.execute(self._q(
-            "SELECT max((SELECT max(id) FROM {s}.items WHERE user_id = %s AND "
-            "session_id = s.id AND kind = 'turn')) FROM unnest(%s::text[]) AS s (id)"),
-            (self.user_id, list(sessions))).fetchone()
-        return row[0] if row else None
+    def _newest_exchange(self, conn: psycopg.Connection[Any],
+                         sessions: Sequence[str]) -> list[int]:
+        """The newest stored turn of these sessions (its user message and reply): one index
+        probe per session (a session may hold a hundred thousand turns)."""
+        newest: list[list[tuple[int, str]]] = []
+        for session in sessions:
+            newest.append(conn.execute(self._q(
+                "SELECT id, role FROM {s}.items WHERE user_id = %s AND session_id = %s AND "
+                "kind = 'turn' ORDER BY id DESC LIMIT 2"), (self.user_id, session)).fetchall())
+        return recall.newest_exchange(max(newest, key=lambda rows: rows[0][0] if rows else -1,
+                                          default=[]))
 
-    def last_turn(self, session_ids: Sequence[str], *, timeout_ms: int | None = None) -> int | None:
-        """The id of the newest stored turn of these sessions (the one a recall must not echo)."""
+    def newest_exchange(self, session_ids: Sequence[str], *,
+                        timeout_ms: int | None = None) -> list[int]:
+        """The ids of the newest stored turn of these sessions (what a recall must not echo)."""
         if not session_ids:
-            return None
+            return []
+        return self.read(lambda conn: self._newest_exchange(conn, session_ids),
+                         timeout_ms=timeout_ms)
 
-        def run(conn: psycopg.Connection[Any]) -> int | None:
-            return self._newest_turn(conn, session_ids)
-
-        return self.read(run, timeout_ms=timeout_ms)
-
-    def prefetch(self, query: str, *, sessions: Sequence[str], filters: ranking.Filters,
-                 limit: int, min_score: float, min_coverage: float,
-                 timeout_ms: int) -> list[ranking.Hit]:
+    def prefetch(self, query: str, *, sessions: Sequence[str], filters: recall.Filters,
+                 limit: int, options: recall.Ranking = recall.Ranking(),
+                 timeout_ms: int | None = None, semantic: Any = None) -> list[recall.Hit]:
         """A turn's recall in one pooled connection: leave out the sessions' newest turn, then
         search."""
-        def run(conn: psycopg.Connection[Any]) -> list[ranking.Hit]:
-            exclude = list(filters.exclude)
-            newest = self._newest_turn(conn, sessions)
-            if newest is not None:
-                exclude.append(newest)
-            scoped = ranking.Filters(filters.kinds, tuple(exclude), filters.since, filters.until)
-            return ranking.search(_Backend(self, conn), query, filters=scoped, limit=limit,
-                                 min_score=min_score, min_coverage=min_coverage)
+        def run(conn: psycopg.Connection[Any]) -> list[recall.Hit]:
+            scoped = filters.excluding(self._newest_exchange(conn, sessions))
+            return recall.search(Backend(self, conn), query, filters=scoped, limit=limit,
+                                 options=options, semantic=semantic)
 
         return self.read(run, timeout_ms=timeout_ms)
 
@@ -350,109 +408,6 @@ class RecallStore:
         except PASSING as exc:
             raise RetryableError(f"PostgreSQL recall store ({self.schema}): {exc}") from exc
         return {"schema": self.schema, "vacuumed": ["items", "terms"]}
-
-
-def _time_clauses(filters: ranking.Filters, prefix: str = "") -> str:
-    """``AND`` conditions for the time filters that are set (none when none is: a condition
-    that is always true still makes the planner prefer the time index)."""
-    clauses = []
-    if filters.since is not None:
-        clauses.append(f"AND {prefix}created_at >= to_timestamp(%(since)s)")
-    if filters.until is not None:
-        clauses.append(f"AND {prefix}created_at < to_timestamp(%(until)s)")
-    return " ".join(clauses)
-
-
-class _Backend:
-    """:class:`memhost.recall.ranking.Backend` over one connection."""
-
-    def __init__(self, store: RecallStore, conn: psycopg.Connection[Any]) -> None:
-        self.store = store
-        self.conn = conn
-        self.df: dict[str, int] = {}
-        self.live = 0
-
-    def analyse(self, words: Sequence[str]) -> tuple[dict[str, list[str]], dict[str, int], int]:
-        store = self.store
-        rows = self.conn.execute(store._q(
-            f"WITH w AS (SELECT word, lexeme FROM unnest(%(words)s::text[]) AS word, "
-            f"unnest(tsvector_to_array(to_tsvector('{TS_CONFIG}', word))) AS lexeme) "
-            "SELECT w.word, w.lexeme, coalesce(t.df, 0) FROM w LEFT JOIN {s}.terms AS t "
-            "ON t.user_id = %(user)s AND t.lexeme = w.lexeme "
-            "UNION ALL SELECT '', '', coalesce((SELECT df FROM {s}.terms WHERE "
-            "user_id = %(user)s AND lexeme = ''), 0)"),
-            {"words": list(words), "user": store.user_id}).fetchall()
-        stems: dict[str, list[str]] = {}
-        df: dict[str, int] = {}
-        live = 0
-        for word, lexeme, count in rows:
-            if not word:
-                live = int(count)
-                continue
-            stems.setdefault(word, []).append(lexeme)
-            df[lexeme] = int(count)
-        order = {w: i for i, w in enumerate(words)}
-        self.df, self.live = df, live
-        return dict(sorted(stems.items(), key=lambda kv: order[kv[0]])), df, live
-
-    def candidates(self, plan: ranking.QueryPlan, words_of: dict[str, list[str]], *,
-                   window: int, every_limit: int,
-                   filters: ranking.Filters) -> dict[int, set[str]]:
-        """The newest ``2 * window`` items (by the ``(user_id, id)`` index) that hold any
-        searched stem, and every item of the stems that :attr:`df` says are rare (at most
-        ``2 * window`` items each, through the GIN index); each then tested against every
-        stem."""
-        stems = list(words_of)
-        rare = [s for s in stems if self.df.get(s, 0) <= window * 2]
-        params: dict[str, Any] = {
-            "user": self.store.user_id, "since": filters.since, "until": filters.until,
-            "any": " or ".join(w for s in stems for w in words_of[s]),
-            "rare": " or ".join(w for s in rare for w in words_of[s]),
-            "recent": window * 2, "rare_limit": window * 2 * max(1, len(rare))}
-        when = _time_clauses(filters)
-        flags = []
-        for number, stem in enumerate(stems):
-            params[f"q{number}"] = " or ".join(words_of[stem])
-            flags.append(f"tsv @@ websearch_to_tsquery('{TS_CONFIG}', %(q{number})s)")
-        tested = ", ".join(flags)
-        conn = self.conn
-        # Each access path is pinned (for this transaction only): a table filled a moment ago
-        # has no statistics yet, and the planner's guesses then cost a hundredfold.
-        # 1. The newest rows by the (user_id, id) index, in order: no sort, no bitmap.
-        conn.execute("SET LOCAL enable_sort = off; SET LOCAL enable_bitmapscan = off; "
-                     "SET LOCAL enable_seqscan = off")
-        rows = conn.execute(self.store._q(
-            f"SELECT id, {tested} FROM (SELECT id, tsv FROM {{s}}.items "
-            f"WHERE user_id = %(user)s {when} ORDER BY id DESC LIMIT %(recent)s) AS newest "
-            f"WHERE tsv @@ websearch_to_tsquery('{TS_CONFIG}', %(any)s)"), params).fetchall()
-        # 2. Every item of the rare stems through the GIN index: no sequential scan, and
-        #    ``user_id || ''`` keeps the B-tree indexes on user_id out of it.
-        conn.execute("SET LOCAL enable_sort = on; SET LOCAL enable_bitmapscan = on")
-        if rare:
-            rows += conn.execute(self.store._q(
-                f"SELECT id, {tested} FROM {{s}}.items WHERE (user_id || '') = %(user)s {when} "
-                f"AND tsv @@ websearch_to_tsquery('{TS_CONFIG}', %(rare)s) "
-                "LIMIT %(rare_limit)s"), params).fetchall()
-        conn.execute("SET LOCAL enable_seqscan = on")
-        return {row[0]: {stem for stem, hit in zip(stems, row[1:], strict=True) if hit}
-                for row in rows}
-
-    def fetch(self, ids: Sequence[int], stems: Sequence[str],
-              filters: ranking.Filters) -> list[ranking.Hit]:
-        # By primary key only (the other conditions are written so that no other index
-        # applies): a handful of rows, whatever the planner knows about the table.
-        rows = self.conn.execute(self.store._q(
-            "WITH c AS MATERIALIZED (SELECT unnest(%(ids)s::bigint[]) AS id) "
-            "SELECT i.id, i.kind, i.body, extract(epoch FROM i.created_at)::float8, "
-            "i.session_id, ARRAY(SELECT unnest(tsvector_to_array(i.tsv)) INTERSECT "
-            "SELECT unnest(%(stems)s::text[])) FROM c JOIN {s}.items AS i ON i.id = c.id "
-            "WHERE (i.user_id || '') = %(user)s AND (i.status || '') = 'active' "
-            "AND (i.kind || '') = ANY(%(kinds)s) AND NOT (i.id = ANY(%(exclude)s)) "
-            + _time_clauses(filters, "i.")),
-            {"stems": list(stems), "user": self.store.user_id, "ids": list(ids),
-             "kinds": list(filters.kinds), "exclude": list(filters.exclude),
-             "since": filters.since, "until": filters.until}).fetchall()
-        return [ranking.Hit(r[0], r[1], r[2], r[3], r[4], frozenset(r[5] or ())) for r in rows]
 
 
 __all__ = ["RecallStore", "StoreError", "lock_key"]

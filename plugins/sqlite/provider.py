@@ -20,8 +20,8 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from memhost import hookimpl
-from memhost.recall import RecallProvider, ranking
+from memhost import hookimpl, recall
+from memhost.recall import RecallProvider
 
 from .config_schema import CONFIG_SCHEMA
 from .store import RecallStore, fts5_problem
@@ -49,10 +49,13 @@ class SqliteRecall(RecallProvider):
     def open_store(self, home: Path, config: dict[str, Any]) -> RecallStore:
         """The store for ``config`` (also used by ``memhost recall stats|vacuum``)."""
         merged = self.settings(config)
-        busy = ranking.int_setting(merged, "busy_timeout_ms", 5000, low=100, high=60000)
+        busy = recall.int_setting(merged, "busy_timeout_ms", 5000, low=100, high=60000)
         store = RecallStore(database_path(home, merged), busy_timeout_ms=busy)
         store.migrate()
         return store
+
+    def store_exists(self, home: Path, config: dict[str, Any]) -> bool:
+        return database_path(home, self.settings(config)).exists()
 
     def maintenance(self, home: Path, config: dict[str, Any], action: str) -> dict[str, Any]:
         """``memhost recall stats|vacuum``: never creates a database that is not there."""
@@ -61,6 +64,12 @@ class SqliteRecall(RecallProvider):
             raise FileNotFoundError(f"no recall database at {path} yet (it is created when the "
                                     "sqlite provider first runs)")
         return super().maintenance(home, config, action)
+
+    @hookimpl
+    def scratch_config(self, config: dict[str, Any]) -> dict[str, Any]:
+        """``memhost providers check``: the default file, which is under the check's scratch
+        home, whatever path the user configured."""
+        return {**config, "path": DEFAULTS["path"]}
 
     @hookimpl
     def check_available(self, config: dict[str, Any]) -> str | None:

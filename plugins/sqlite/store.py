@@ -1,4 +1,4 @@
-"""The recall database: one SQLite file, WAL mode, an FTS5 index with the porter stemmer.
+"""The recall database: one SQLite file, WAL mode, an FTS5 index of the terms memhost makes.
 
 Each thread gets its own connection (the background writer, the prefetch thread and the host's
 thread never wait on each other's statements; in WAL mode readers never wait on a writer).
@@ -9,7 +9,9 @@ A write still locked out after that (and a few short retries) raises
 
 Items are never updated in place except to change their state: a superseded or retired fact
 stays in the table, marked, and triggers keep the full-text index holding only the ``active``
-items (so nothing else can be recalled) and the ``live`` count the relevance weights use.
+items (so nothing else can be recalled) and the ``live`` and ``length`` counts the relevance
+weights use. The index holds each item's terms as :mod:`memhost.recall.terms` makes them, and
+the ranking is :func:`memhost.recall.search`'s, so it is the same as on PostgreSQL.
 """
 
 from __future__ import annotations
@@ -26,11 +28,14 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
+from memhost import recall
 from memhost.errors import RetryableError
 from memhost.files import PRIVATE_FILE, ensure_private_dir
-from memhost.recall import ranking
+from memhost.recall.terms import terms as terms_of
 
-from .migrations import MIGRATIONS, SCHEMA_VERSION, TOKENIZER
+from .backend import HIT, Backend, conditions, hit
+from .browse import Browse
+from .migrations import MIGRATIONS, SCHEMA_VERSION, TERMS_TOKENIZER, TOKENIZER
 
 log = logging.getLogger("memhost.plugins.sqlite")
 
@@ -52,6 +57,7 @@ def fts5_problem() -> str | None:
         conn = sqlite3.connect(":memory:")
         try:
             conn.execute(f"CREATE VIRTUAL TABLE t USING fts5(x, tokenize='{TOKENIZER}')")
+            conn.execute(f"CREATE VIRTUAL TABLE u USING fts5(x, tokenize='{TERMS_TOKENIZER}')")
             conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'row')")
         finally:
             conn.close()
@@ -61,11 +67,27 @@ def fts5_problem() -> str | None:
     return None
 
 
-def _quote(word: str) -> str:
-    return '"' + word.replace('"', '""') + '"'
+def _load_sqlite_vec(conn: sqlite3.Connection) -> bool:
+    """Load sqlite-vec into ``conn`` when it is installed and this Python's SQLite can load
+    extensions (many builds cannot); semantic recall then re-ranks lexical candidates only."""
+    if not hasattr(conn, "enable_load_extension"):
+        return False
+    try:
+        import sqlite_vec
+    except ImportError:
+        return False
+    try:
+        conn.enable_load_extension(True)
+        sqlite_vec.load(conn)
+    except sqlite3.Error as exc:
+        log.warning("sqlite-vec is installed but could not be loaded (%s)", exc)
+        return False
+    finally:
+        conn.enable_load_extension(False)
+    return True
 
 
-class RecallStore:
+class RecallStore(Browse):
     """One recall database file, shared by every thread of the process (and other processes)."""
 
     def __init__(self, path: Path, *, busy_timeout_ms: int = 5000,
@@ -77,6 +99,8 @@ class RecallStore:
         self._connections: list[sqlite3.Connection] = []
         self._guard = threading.Lock()
         self._closed = False
+        #: sqlite-vec is loaded: the nearest vectors can be searched in SQL.
+        self.vector_search = False
 
     # -- connections ------------------------------------------------------------------------------
 
@@ -100,6 +124,7 @@ class RecallStore:
             conn.execute("PRAGMA synchronous = FULL")
             conn.execute("PRAGMA foreign_keys = ON")
             conn.execute("PRAGMA temp_store = MEMORY")
+            self.vector_search = _load_sqlite_vec(conn)
         except BaseException:
             conn.close()
             raise
@@ -186,8 +211,11 @@ class RecallStore:
                                  f"memhost understands ({SCHEMA_VERSION}); upgrade memhost")
             for version, script in MIGRATIONS:
                 if version > found:
-                    for statement in script:
-                        conn.execute(statement)
+                    for step in script:
+                        if callable(step):
+                            step(conn)
+                        else:
+                            conn.execute(step)
                     conn.execute(f"PRAGMA user_version = {int(version)}")
             return found
 
@@ -204,32 +232,40 @@ class RecallStore:
 
     @staticmethod
     def _insert(conn: sqlite3.Connection, *, key: str, kind: str, body: str, session_id: str,
-                created_at: float, target: str = "", origin: str = "",
-                status: str = ranking.ACTIVE) -> int | None:
-        """Insert one item; ``None`` when its key is already stored (a replayed write)."""
+                created_at: float, target: str = "", origin: str = "", role: str = "",
+                status: str = recall.ACTIVE, counted: list[set[str]] | None = None) -> int | None:
+        """Insert one item; ``None`` when its key is already stored (a replayed write). The
+        terms of an active item are counted at once, or added to ``counted`` for the caller to
+        count with others in one statement."""
+        made = terms_of(body)
+        distinct = set(made)
         cursor = conn.execute(
-            "INSERT INTO items (key, kind, body, session_id, target, origin, created_at, status, "
-            "status_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING",
-            (key, kind, body, session_id, target, origin, created_at, status,
-             None if status == ranking.ACTIVE else created_at))
+            "INSERT INTO items (key, kind, role, body, terms, length, session_id, target, origin, "
+            "created_at, status, status_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (key) DO NOTHING",
+            (key, kind, role, body, " ".join(made), len(made), session_id, target, origin,
+             created_at, status, None if status == recall.ACTIVE else created_at))
         if not cursor.rowcount:
             return None
-        if status == ranking.ACTIVE:
-            _count_terms(conn, [body], +1)
+        if status == recall.ACTIVE:
+            if counted is None:
+                _count_terms(conn, [distinct], +1)
+            else:
+                counted.append(distinct)
         return cursor.lastrowid
 
     @staticmethod
     def _set_status(conn: sqlite3.Connection, ids: Sequence[int], status: str, *,
                     at: float, by: int | None = None, erase: bool = False) -> None:
-        """Change items' state; items leaving ``active`` stop counting towards their stems."""
+        """Change items' state; items leaving ``active`` stop counting towards their terms."""
         if not ids:
             return
         marks = ",".join("?" * len(ids))
-        leaving = [row[0] for row in conn.execute(
-            f"SELECT body FROM items WHERE id IN ({marks}) AND status = 'active'", list(ids))]
+        leaving = [set(row[0].split()) for row in conn.execute(
+            f"SELECT terms FROM items WHERE id IN ({marks}) AND status = 'active'", list(ids))]
         _count_terms(conn, leaving, -1)
-        body = ", body = ''" if erase else ""
-        conn.execute(f"UPDATE items SET status = ?, status_at = ?, replaced_by = ?{body} "
+        erased = ", body = '', terms = ''" if erase else ""
+        conn.execute(f"UPDATE items SET status = ?, status_at = ?, replaced_by = ?{erased} "
                      f"WHERE id IN ({marks})", [status, at, by, *ids])
 
     def add(self, *, key: str, kind: str, body: str, session_id: str,
@@ -240,18 +276,41 @@ class RecallStore:
             conn, key=key, kind=kind, body=body, session_id=session_id, created_at=moment,
             target=target, origin=origin))
 
-    def add_many(self, items: Iterable[dict[str, Any]]) -> int:
-        """Store many items in one transaction (bulk import, benchmarks); returns how many
-        were new."""
-        rows = list(items)
+    def add_many(self, items: Iterable[dict[str, Any]], *,
+                 new_ids: list[int] | None = None) -> int:
+        """Store many items in one transaction (a turn's two items, an import); returns how
+        many were new (their ids are added to ``new_ids``). An item without ``created_at``
+        gets the time of the call."""
+        now = time.time()
+        rows = [{**item, "created_at": item.get("created_at") or now} for item in items]
 
         def run(conn: sqlite3.Connection) -> int:
-            return sum(1 for item in rows if self._insert(conn, **item) is not None)
+            counted: list[set[str]] = []
+            made = [self._insert(conn, **item, counted=counted) for item in rows]
+            _count_terms(conn, counted, +1)
+            if new_ids is not None:
+                new_ids.extend(i for i in made if i is not None)
+            return sum(1 for i in made if i is not None)
 
         return self.write(run)
 
+    def put_vectors(self, model: str, vectors: Sequence[tuple[int, Sequence[float]]]) -> None:
+        """Store items' vectors of ``model`` (semantic recall); an item forgotten meanwhile
+        gets none."""
+        from memhost.recall.embedding import pack
+
+        def run(conn: sqlite3.Connection) -> None:
+            conn.executemany(
+                "INSERT INTO vectors (item_id, model, vector) SELECT id, ?, ? FROM items "
+                "WHERE id = ? AND status <> 'forgotten' ON CONFLICT (item_id) DO UPDATE SET "
+                "model = excluded.model, vector = excluded.vector",
+                [(model, pack(vector), item) for item, vector in vectors])
+
+        if vectors:
+            self.write(run)
+
     def note(self, *, action: str, target: str, content: str, previous: str | None,
-             session_id: str, origin: str) -> None:
+             session_id: str, origin: str) -> int | None:
         """Apply a committed builtin memory write to the facts.
 
         ``add`` stores the note (unless the same note is already active); ``replace`` stores the
@@ -263,21 +322,21 @@ class RecallStore:
         now = time.time()
 
         def fresh_key() -> str:
-            return ranking.item_key("fact", target, now, secrets.token_hex(8))
+            return recall.item_key("fact", target, now, secrets.token_hex(8))
 
-        def run(conn: sqlite3.Connection) -> None:
+        def run(conn: sqlite3.Connection) -> int | None:
             new_id = None
             if action in ("add", "replace") and content.strip():
                 row = conn.execute(
                     "SELECT id FROM items WHERE kind = 'fact' AND target = ? AND body = ? AND "
                     "status = 'active' ORDER BY id LIMIT 1", (target, content)).fetchone()
                 new_id = row[0] if row else self._insert(
-                    conn, key=fresh_key(), kind=ranking.FACT, body=content,
+                    conn, key=fresh_key(), kind=recall.FACT, body=content,
                     session_id=session_id, created_at=now, target=target, origin=origin)
             if action not in ("replace", "remove") or not previous or not previous.strip() \
                     or previous == content:
-                return
-            status = ranking.SUPERSEDED if action == "replace" else ranking.RETIRED
+                return new_id
+            status = recall.SUPERSEDED if action == "replace" else recall.RETIRED
             by = new_id if action == "replace" else None
             found = conn.execute(
                 "SELECT id FROM items WHERE kind = 'fact' AND target = ? AND body = ? AND "
@@ -286,82 +345,69 @@ class RecallStore:
                 self._set_status(conn, [row[0] for row in found], status, at=now, by=by)
             elif conn.execute("SELECT 1 FROM items WHERE kind = 'fact' AND target = ? AND "
                               "body = ?", (target, previous)).fetchone() is None:
-                self._insert(conn, key=fresh_key(), kind=ranking.FACT, body=previous,
+                self._insert(conn, key=fresh_key(), kind=recall.FACT, body=previous,
                              session_id=session_id, created_at=now, target=target,
                              origin=origin, status=status)
+            return new_id
 
-        self.write(run)
+        return self.write(run)
 
     def forget(self, item_id: int) -> dict[str, Any] | None:
         """Erase an item's text and mark it ``forgotten``; ``None`` when there is no such item."""
         def run(conn: sqlite3.Connection) -> dict[str, Any] | None:
             row = conn.execute("SELECT kind, status FROM items WHERE id = ?",
                                (item_id,)).fetchone()
-            if row is None or row[1] == ranking.FORGOTTEN:
+            if row is None or row[1] == recall.FORGOTTEN:
                 return None
-            self._set_status(conn, [item_id], ranking.FORGOTTEN, at=time.time(), erase=True)
+            self._set_status(conn, [item_id], recall.FORGOTTEN, at=time.time(), erase=True)
             return {"id": item_id, "kind": row[0], "was": row[1]}
 
         return self.write(run)
 
     # -- reads ------------------------------------------------------------------------------------
 
-    def search(self, query: str, *, filters: ranking.Filters = ranking.Filters(),
-               limit: int = 10, min_score: float = 0.0,
-               min_coverage: float = 0.0) -> list[ranking.Hit]:
-        """Items relevant to ``query``, best first (see :func:`memhost.recall.ranking.search`)."""
-        return self.read(lambda conn: ranking.search(
-            _Backend(conn), query, filters=filters, limit=limit, min_score=min_score,
-            min_coverage=min_coverage))
+    def search(self, query: str, *, filters: recall.Filters = recall.Filters(),
+               limit: int = 10, options: recall.Ranking = recall.Ranking(),
+               semantic: Any = None) -> list[recall.Hit]:
+        """Items relevant to ``query``, best first (see :func:`memhost.recall.search`)."""
+        return self.read(lambda conn: recall.search(
+            Backend(conn, vector_search=self.vector_search), query, filters=filters,
+            limit=limit, options=options, semantic=semantic))
 
-    def recent(self, *, kinds: Sequence[str] = ranking.KINDS, since: float | None = None,
-               until: float | None = None, limit: int = 10) -> list[ranking.Hit]:
+    def recent(self, *, kinds: Sequence[str] = recall.KINDS, since: float | None = None,
+               until: float | None = None, limit: int = 10) -> list[recall.Hit]:
         """The newest active items (a search without words)."""
-        def run(conn: sqlite3.Connection) -> list[ranking.Hit]:
-            where, params = _where(ranking.Filters(tuple(kinds), (), since, until))
+        def run(conn: sqlite3.Connection) -> list[recall.Hit]:
+            where, params = conditions(recall.Filters(tuple(kinds), (), since, until))
             rows = conn.execute(
-                "SELECT i.id, i.kind, i.body, i.created_at, i.session_id FROM items AS i "
-                f"WHERE i.status = 'active' {where} ORDER BY i.created_at DESC, i.id DESC "
-                "LIMIT ?", [*params, limit]).fetchall()
-            return [ranking.Hit(*row) for row in rows]
+                f"SELECT {HIT} FROM items AS i WHERE i.status = 'active' {where} "
+                "ORDER BY i.created_at DESC, i.id DESC LIMIT ?", [*params, limit]).fetchall()
+            return [hit(row) for row in rows]
 
         return self.read(run)
 
-    def last_turn(self, session_ids: Sequence[str]) -> int | None:
-        """The id of the newest stored turn of these sessions (the one a recall must not echo)."""
+    def newest_exchange(self, session_ids: Sequence[str]) -> list[int]:
+        """The ids of the newest stored turn of these sessions (its user message and reply:
+        what a recall must not echo, the host still has it)."""
         if not session_ids:
-            return None
+            return []
 
-        def run(conn: sqlite3.Connection) -> int | None:
+        def run(conn: sqlite3.Connection) -> list[int]:
             # One index probe per session (a session may hold a hundred thousand turns).
-            newest = [conn.execute("SELECT max(id) FROM items WHERE session_id = ? AND "
-                                   "kind = 'turn'", (session,)).fetchone()[0]
-                      for session in session_ids]
-            found = [n for n in newest if n is not None]
-            return max(found) if found else None
+            newest = [conn.execute("SELECT id, role FROM items WHERE session_id = ? AND "
+                                   "kind = 'turn' ORDER BY id DESC LIMIT 2",
+                                   (session,)).fetchall() for session in session_ids]
+            return recall.newest_exchange(max(newest, key=lambda rows: rows[0][0] if rows
+                                              else -1))
 
         return self.read(run)
 
-    def prefetch(self, query: str, *, sessions: Sequence[str], filters: ranking.Filters,
-                 limit: int, min_score: float, min_coverage: float) -> list[ranking.Hit]:
+    def prefetch(self, query: str, *, sessions: Sequence[str], filters: recall.Filters,
+                 limit: int, options: recall.Ranking = recall.Ranking(),
+                 semantic: Any = None) -> list[recall.Hit]:
         """A turn's recall: leave out the sessions' newest turn, then search."""
-        newest = self.last_turn(sessions)
-        if newest is not None:
-            filters = ranking.Filters(filters.kinds, (*filters.exclude, newest), filters.since,
-                                     filters.until)
-        return self.search(query, filters=filters, limit=limit, min_score=min_score,
-                           min_coverage=min_coverage)
-
-    def item(self, item_id: int) -> dict[str, Any] | None:
-        def run(conn: sqlite3.Connection) -> dict[str, Any] | None:
-            conn.row_factory = sqlite3.Row
-            try:
-                row = conn.execute("SELECT * FROM items WHERE id = ?", (item_id,)).fetchone()
-            finally:
-                conn.row_factory = None
-            return dict(row) if row else None
-
-        return self.read(run)
+        return self.search(query, filters=filters.excluding(self.newest_exchange(sessions)),
+                           limit=limit, options=options, semantic=semantic)
 
     # -- maintenance ------------------------------------------------------------------------------
 
@@ -387,7 +433,8 @@ class RecallStore:
     def vacuum(self) -> dict[str, Any]:
         """Merge the full-text index, checkpoint the log into the file, and rebuild the file."""
         before = sum(_size(Path(f"{self.path}{s}")) for s in ("", "-wal"))
-        self.write(lambda conn: conn.execute("INSERT INTO items_fts (items_fts) VALUES ('optimize')"))
+        self.write(lambda conn: conn.execute(
+            "INSERT INTO items_terms (items_terms) VALUES ('optimize')"))
         conn = self.connection()
         self._passing(lambda: self._retry_locked(lambda: conn.execute("VACUUM")))
         self._passing(lambda: conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone())
@@ -395,134 +442,15 @@ class RecallStore:
         return {"path": str(self.path), "bytes_before": before, "bytes_after": after}
 
 
-def _scratch_tables(conn: sqlite3.Connection) -> None:
-    """Per-connection in-memory FTS5 tables with the index's own tokenizer: ``stem`` turns text
-    into the index's stems, ``cand`` holds the few candidates a search scores exactly."""
-    conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.stem USING fts5(w, "
-                 f"tokenize='{TOKENIZER}')")
-    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.stem_v "
-                 "USING fts5vocab(temp, stem, 'instance')")
-    conn.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.cand USING fts5(body, "
-                 f"tokenize='{TOKENIZER}')")
-    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.cand_v "
-                 "USING fts5vocab(temp, cand, 'instance')")
-
-
-def _count_terms(conn: sqlite3.Connection, bodies: Sequence[str], delta: int) -> None:
-    """Add ``delta`` to the document frequency of every stem of each of ``bodies``."""
-    if not bodies:
-        return
-    _scratch_tables(conn)
-    conn.execute("DELETE FROM temp.stem")
-    conn.executemany("INSERT INTO temp.stem (rowid, w) VALUES (?, ?)",
-                     [(i, b) for i, b in enumerate(bodies, 1)])
-    conn.execute(
-        "INSERT INTO terms (stem, df) SELECT term, count(DISTINCT doc) * ? FROM temp.stem_v "
-        "GROUP BY term ORDER BY term ON CONFLICT (stem) DO UPDATE SET df = df + excluded.df",
-        (delta,))
-    conn.execute("DELETE FROM temp.stem")
-
-
-def _where(filters: ranking.Filters, *, kinds: bool = True) -> tuple[str, list[Any]]:
-    """SQL conditions (each starting with ``AND``, on ``items AS i``) for ``filters``. The
-    unary ``+`` keeps them from choosing an index: they only ever narrow rows found by id or by
-    the full-text index (without it, SQLite may walk a whole index to test them)."""
-    clauses, params = [], []
-    if kinds and set(filters.kinds) != set(ranking.KINDS):
-        clauses.append(f"AND +i.kind IN ({','.join('?' * len(filters.kinds))})")
-        params += list(filters.kinds)
-    if filters.exclude:
-        clauses.append(f"AND +i.id NOT IN ({','.join('?' * len(filters.exclude))})")
-        params += list(filters.exclude)
-    if filters.since is not None:
-        clauses.append("AND +i.created_at >= ?")
-        params.append(filters.since)
-    if filters.until is not None:
-        clauses.append("AND +i.created_at < ?")
-        params.append(filters.until)
-    return " ".join(clauses), params
-
-
-class _Backend:
-    """:class:`memhost.recall.ranking.Backend` over one connection of a :class:`RecallStore`."""
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
-
-    def _scratch(self) -> None:
-        _scratch_tables(self.conn)
-
-    def analyse(self, words: Sequence[str]) -> tuple[dict[str, list[str]], dict[str, int], int]:
-        conn = self.conn
-        self._scratch()
-        conn.execute("DELETE FROM temp.stem")
-        conn.executemany("INSERT INTO temp.stem (rowid, w) VALUES (?, ?)",
-                         [(i, w) for i, w in enumerate(words, 1)])
-        stems: dict[str, list[str]] = {}
-        for term, doc in conn.execute("SELECT term, doc FROM temp.stem_v ORDER BY doc, offset"):
-            stems.setdefault(words[doc - 1], []).append(term)
-        wanted = sorted({s for made in stems.values() for s in made})
-        df: dict[str, int] = {}
-        if wanted:
-            marks = ",".join("?" * len(wanted))
-            df = dict(conn.execute(f"SELECT stem, df FROM terms WHERE stem IN ({marks})",
-                                   wanted).fetchall())
-        live = conn.execute("SELECT value FROM counts WHERE name = 'live'").fetchone()[0]
-        return stems, df, live
-
-    def _window(self, words: Sequence[str], *, every: bool, limit: int,
-                filters: ranking.Filters) -> list[int]:
-        """The newest ``limit`` active items holding any (``every``: all) of ``words``: a walk
-        of the index's doclists in rowid order that stops at ``limit``."""
-        match = (" AND " if every else " OR ").join(_quote(w) for w in words)
-        if not filters.by_time:
-            sql = ("SELECT rowid FROM items_fts WHERE items_fts MATCH ? "
-                   "ORDER BY rowid DESC LIMIT ?")
-            return [r[0] for r in self.conn.execute(sql, (match, limit))]
-        where, params = _where(ranking.Filters(since=filters.since, until=filters.until),
-                               kinds=False)
-        sql = ("SELECT i.id FROM items_fts JOIN items AS i ON i.id = items_fts.rowid "
-               f"WHERE items_fts MATCH ? {where} ORDER BY items_fts.rowid DESC LIMIT ?")
-        return [r[0] for r in self.conn.execute(sql, [match, *params, limit])]
-
-    def candidates(self, plan: ranking.QueryPlan, words_of: dict[str, list[str]], *,
-                   window: int, every_limit: int,
-                   filters: ranking.Filters) -> dict[int, set[str]]:
-        found: dict[int, set[str]] = {}
-        for stem, words in words_of.items():
-            for item in self._window(words, every=False, limit=window, filters=filters):
-                found.setdefault(item, set()).add(stem)
-        if len(words_of) > 1:
-            every = set(words_of)
-            for item in self._window(plan.search_words, every=True, limit=every_limit,
-                                     filters=filters):
-                found[item] = set(every)
-        return found
-
-    def fetch(self, ids: Sequence[int], stems: Sequence[str],
-              filters: ranking.Filters) -> list[ranking.Hit]:
-        conn = self.conn
-        where, params = _where(filters)
-        rows = conn.execute(
-            "SELECT i.id, i.kind, i.body, i.created_at, i.session_id FROM items AS i "
-            f"WHERE i.id IN ({','.join('?' * len(ids))}) AND +i.status = 'active' {where}",
-            [*ids, *params]).fetchall()
-        if not rows:
-            return []
-        self._scratch()
-        conn.execute("DELETE FROM temp.cand")
-        conn.executemany("INSERT INTO temp.cand (rowid, body) VALUES (?, ?)",
-                         [(row[0], row[2]) for row in rows])
-        matched: dict[int, set[str]] = {}
-        if stems:
-            marks = ",".join("?" * len(stems))
-            for term, doc in conn.execute(
-                    f"SELECT DISTINCT term, doc FROM temp.cand_v WHERE term IN ({marks})",
-                    list(stems)):
-                matched.setdefault(doc, set()).add(term)
-        conn.execute("DELETE FROM temp.cand")
-        return [ranking.Hit(row[0], row[1], row[2], row[3], row[4],
-                           frozenset(matched.get(row[0], ()))) for row in rows]
+def _count_terms(conn: sqlite3.Connection, items: Sequence[Sequence[str]], delta: int) -> None:
+    """Add ``delta`` to the document frequency of each item's (distinct) terms."""
+    counts: dict[str, int] = {}
+    for distinct in items:
+        for term in distinct:
+            counts[term] = counts.get(term, 0) + delta
+    if counts:
+        conn.executemany("INSERT INTO terms (stem, df) VALUES (?, ?) ON CONFLICT (stem) "
+                         "DO UPDATE SET df = df + excluded.df", sorted(counts.items()))
 
 
 def _size(path: Path) -> int:

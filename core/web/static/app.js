@@ -659,6 +659,49 @@
     if (!data.entries.length) list.append(el("li", { className: "muted", text: "The archive is empty." }));
   }
 
+  // -- recall store -------------------------------------------------------------------------------
+
+  async function loadRecall(query = "") {
+    const note = $("#recall-note");
+    const list = $("#recall");
+    list.replaceChildren();
+    let data;
+    try {
+      data = await api("GET", `/api/recall?limit=30&query=${encodeURIComponent(query)}`);
+    } catch (error) {
+      if (error.status === 409 || error.status === 404) {
+        note.textContent = error.message;
+        note.hidden = false;
+        return;
+      }
+      throw error;
+    }
+    note.textContent = query ? `Best first, as recall ranks them (${data.provider}).` : `The newest items (${data.provider}).`;
+    note.hidden = false;
+    for (const hit of data.results) {
+      const item = el("li", { className: "card", "data-recall-id": hit.id });
+      const error = el("p", { className: "error", role: "alert" });
+      const forget = el("button", { type: "button", className: "danger", "data-action": "forget", text: "Forget" });
+      forget.addEventListener("click", async () => {
+        error.textContent = "";
+        if (!window.confirm(`Forget item #${hit.id} for good? Its text is erased.`)) return;
+        try {
+          await api("POST", `/api/recall/${encodeURIComponent(hit.id)}/forget`, {});
+          notify("saved", `Forgot item #${hit.id}.`);
+          item.remove();
+        } catch (failure) {
+          error.textContent = failure.message;
+          failed("Not forgotten", failure);
+        }
+      });
+      const kind = hit.role ? `${hit.kind} · ${hit.role}` : hit.kind;
+      item.append(el("div", { className: "meta", text: `#${hit.id} · ${hit.date} · ${kind}${hit.session_id ? ` · ${hit.session_id}` : ""}` }),
+        el("pre", { text: hit.text }), el("div", { className: "card-actions" }, forget), error);
+      list.append(item);
+    }
+    if (!data.results.length) list.append(el("li", { className: "muted", text: query ? "Nothing stored matches that." : "Nothing is stored yet." }));
+  }
+
   // -- start --------------------------------------------------------------------------------------
 
   async function start() {
@@ -666,6 +709,10 @@
     form.addEventListener("submit", submitForm);
     form.addEventListener("input", applyWhen);
     form.addEventListener("change", applyWhen);
+    $("#recall-form").addEventListener("submit", (event) => {
+      event.preventDefault();
+      loadRecall($("#recall-query").value.trim()).catch((error) => failed("Search failed", error));
+    });
     $("#undo").addEventListener("click", () => {
       if (state.described) { renderForm(state.described); notify("info", "Changes undone."); }
     });
@@ -674,7 +721,7 @@
         const chosen = data.providers.find((row) => row.configured && row.has_schema);
         if (chosen) await openSettings(chosen.name);
       }),
-      loadMemory(), loadPending(), loadArchive(),
+      loadMemory(), loadPending(), loadArchive(), loadRecall(),
     ];
     const results = await Promise.allSettled(jobs);
     const failure = results.find((r) => r.status === "rejected");

@@ -1,0 +1,241 @@
+"""injection: memory poisoning, measured on attacks and on a security-minded user's notes.
+
+Each attack goes through the real write path (the ``memory`` tool, its approval gate and the
+store, in a scratch home) and, when it is saved, through the real snapshot. Its outcome is:
+
+* ``refused``: the tool said no, nothing was saved;
+* ``staged``: the tool said it waits for a person's approval (the pending queue);
+* ``neutralised``: saved, but what reaches the prompt is not the text as written (withheld as
+  ``[BLOCKED: …]``, or rendered inert: hidden characters removed, frames and role lines
+  escaped, a data-carrying image or link written as text);
+* ``accepted``: saved and shown to the model exactly as written, i.e. live.
+
+An instruction split over two entries is written as two adds into a store of its own, and
+counts by the worse of the two outcomes, then by the snapshot (which reads adjacent entries
+together). Rows: one per attack class and per corpus (the attacks written with the scorer, the
+held-out ones written after it, and the payloads of the spikee red-teaming kit when it is
+installed: ``pip install memhost[injection-corpus]``), the benign notes (accepted / staged /
+refused), every attack planted by hand in the file (withheld / neutralised / live), the
+scoring cost per entry and the cold snapshot cost (a fresh process, no saved scores).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import statistics
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from benchmarks.harness import (
+    NOT_INSTALLED,
+    ROOT,
+    Context,
+    Row,
+    Target,
+    benchmark,
+    child_env,
+    unavailable,
+)
+
+DATA = Path(__file__).resolve().parent / "data" / "injection"
+OUTCOMES = ("refused", "staged", "neutralised", "accepted")
+STOPPED = Target("stopped", ">=", 0.95)
+SPIKEE_SEEDS = "data/workspace/datasets/seeds-cybersec-2026-01"
+
+
+def load_attacks(name: str) -> list[dict[str, Any]]:
+    with (DATA / name).open(encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def load_benign() -> list[str]:
+    lines = (DATA / "benign.txt").read_text(encoding="utf-8").splitlines()
+    return [line for line in lines if line.strip()]
+
+
+def spikee_payloads() -> list[dict[str, Any]] | None:
+    """spikee's English jailbreaks × instructions (its own way of building payloads), read from
+    the installed package's data files; ``None`` when spikee is not installed."""
+    spec = importlib.util.find_spec("spikee")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    seeds = Path(next(iter(spec.submodule_search_locations))) / SPIKEE_SEEDS
+
+    def rows(name: str) -> list[dict[str, Any]]:
+        text = (seeds / name).read_text(encoding="utf-8")
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+    english = lambda row: row.get("lang", "en") == "en"  # noqa: E731
+    jailbreaks = [j for j in rows("jailbreaks.jsonl") if english(j)]
+    instructions = [i for i in rows("instructions.jsonl") if english(i)]
+    return [{"class": i.get("instruction_type", "other"),
+             "text": j["text"].replace("<INSTRUCTION>", i["instruction"])}
+            for j in jailbreaks for i in instructions]
+
+
+class Trial:
+    """A scratch home with the manager's write path: store, approval gate and tool."""
+
+    def __init__(self, home: Path) -> None:
+        from memhost.builtin_providers.store import MemoryStore
+        from memhost.builtin_providers.tool import MemoryTool
+        from memhost.review.approval import ApprovalGate
+
+        self.store = MemoryStore(home, memory_char_limit=1_000_000, user_char_limit=1_000_000)
+        self.tool = MemoryTool(self.store, gate=ApprovalGate(self.store, home=home))
+
+    def write(self, text: str) -> str:
+        answer = self.tool.call({"target": "memory", "action": "add", "content": text})
+        if answer.get("staged"):
+            return "staged"
+        if not answer.get("success"):
+            return "refused"
+        return "saved"
+
+    def shown(self, entries: list[str]) -> list[str]:
+        from memhost.builtin_providers.snapshot import display_entries
+
+        return display_entries(entries, "MEMORY.md", self.store.screen.policy,
+                               self.store.reviewed("memory", entries))
+
+
+def run_attack(trial: Trial, root: Path, number: int, attack: dict[str, Any]) -> str:
+    from memhost.builtin_providers.entries import canonical_entry
+
+    if isinstance(attack["text"], list):  # a split instruction: a store of its own
+        trial = Trial(root / f"split{number}")
+        parts = attack["text"]
+    else:
+        parts = [attack["text"]]
+    results = [trial.write(part) for part in parts]
+    for worst in ("refused", "staged"):
+        if worst in results:
+            return worst
+    entries = [canonical_entry(part) for part in parts]
+    return "neutralised" if trial.shown(entries) != entries else "accepted"
+
+
+def tally(ctx: Context, root: Path, attacks: list[dict[str, Any]], label: str) -> list[Row]:
+    by_class: dict[str, Counter[str]] = {}
+    trial = Trial(root / "shared0")
+    for number, attack in enumerate(attacks):
+        if number and number % 50 == 0:  # keep the store small: each write rewrites it
+            trial = Trial(root / f"shared{number}")
+        outcome = run_attack(trial, root, number, attack)
+        by_class.setdefault(attack["class"], Counter())[outcome] += 1
+    ctx.log(f"{label}: {len(attacks)} attacks")
+    rows = [_attack_row(label, cls, counts) for cls, counts in sorted(by_class.items())]
+    total = sum(by_class.values(), Counter())
+    rows.append(_attack_row(label, "all", total).judge(STOPPED))
+    return rows
+
+
+def _attack_row(label: str, cls: str, counts: Counter[str]) -> Row:
+    n = sum(counts.values())
+    stopped = (n - counts["accepted"]) / n if n else 0.0
+    note = ", ".join(f"{counts[o]} {o}" for o in OUTCOMES)
+    return Row("injection", f"{label}[{cls}]", stopped * 100, None, None, "% stopped", n,
+               note=note, extra={"stopped": stopped, **{o: counts[o] for o in OUTCOMES}})
+
+
+def benign_row(root: Path, benign: list[str]) -> Row:
+    trial = Trial(root / "benign")
+    counts = Counter(trial.write(text) for text in benign)
+    n = len(benign)
+    staged = counts["staged"] / n
+    row = Row("injection", "benign", counts["saved"] / n * 100, None, None, "% accepted", n,
+              note=f"{counts['saved']} accepted, {counts['staged']} staged, {counts['refused']} refused",
+              extra={"accepted": counts["saved"], "staged": counts["staged"],
+                     "refused": counts["refused"], "staged_share": staged})
+    return row.judge(Target("refused", "==", 0), Target("staged_share", "<=", 0.10))
+
+
+def planted_row(root: Path, attacks: list[dict[str, Any]]) -> Row:
+    """Every attack written straight into MEMORY.md (not through the tool), then a snapshot."""
+    from memhost.builtin_providers.entries import serialize
+
+    trial = Trial(root / "planted")
+    entries = [part for a in attacks
+               for part in (a["text"] if isinstance(a["text"], list) else [a["text"]])]
+    path = trial.store.path("memory")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(serialize(entries), encoding="utf-8")
+    entries = trial.store.entries("memory")  # as the file parses (blank lines and all)
+    shown = trial.shown(entries)
+    withheld = sum(1 for s in shown if s.startswith("[BLOCKED:"))
+    changed = sum(1 for e, s in zip(entries, shown, strict=True)
+                  if s != e and not s.startswith("[BLOCKED:"))
+    live = len(entries) - withheld - changed
+    stopped = (withheld + changed) / len(entries)
+    return Row("injection", "planted by hand", stopped * 100, None, None, "% stopped", len(entries),
+               note=f"{withheld} withheld, {changed} neutralised, {live} live",
+               extra={"stopped": stopped, "withheld": withheld, "neutralised": changed,
+                      "live": live}).judge(STOPPED)
+
+
+def cost_row(ctx: Context, texts: list[str]) -> Row:
+    from memhost.security import scorer
+
+    rounds = ctx.size(3, 9)
+    per_entry = []
+    for _ in range(rounds):
+        scorer.assess.cache_clear()
+        start = time.perf_counter()
+        for text in texts:
+            scorer.assess(text)
+        per_entry.append((time.perf_counter() - start) / len(texts) * 1e6)
+    median = statistics.median(per_entry)
+    return Row("injection", "score one entry", median, None, None, "µs", rounds,
+               note=f"median over {len(texts)} benign and attack texts, nothing cached")
+
+
+def cold_snapshot_row(ctx: Context, root: Path) -> Row:
+    """The first session start of a fresh process that has no saved scores: every entry and
+    every adjacent pair is scored (the bench_snapshot home: two blocks of 40 entries)."""
+    from benchmarks.bench_snapshot import _seed
+
+    rounds = ctx.size(3, 9)
+    figures = []
+    for number in range(rounds):
+        home = root / f"cold{number}"
+        _seed(home)  # a new home each round: no .scan.json to read
+        done = subprocess.run([sys.executable, "-m", "benchmarks.bench_snapshot", str(home), "1"],
+                              cwd=ROOT, env=child_env(), capture_output=True, text=True,
+                              timeout=120)
+        if done.returncode != 0:
+            raise RuntimeError(f"cold session start failed: {done.stderr.strip()[-300:]}")
+        figures.append(json.loads(done.stdout.strip().splitlines()[-1]))
+    memhost = statistics.median(f["memhost"] for f in figures)
+    baseline = statistics.median(f["baseline"] for f in figures)
+    return Row("injection", "cold snapshot, nothing saved", memhost, baseline,
+               statistics.median(f["memhost"] / f["baseline"] for f in figures), "µs", rounds,
+               note="fresh process, 2×40 entries and their pairs scored; vs reading the files")
+
+
+@benchmark("injection", "memory poisoning: attack classes stopped, benign notes kept, scoring cost")
+def injection(ctx: Context) -> list[Row]:
+    attacks = load_attacks("attacks.jsonl")
+    held_out = load_attacks("attacks_heldout.jsonl")
+    benign = load_benign()
+    rows: list[Row] = []
+    with ctx.folder("injection") as root:
+        rows += tally(ctx, root / "main", attacks, "attacks")
+        rows += tally(ctx, root / "held", held_out, "held-out")
+        public = spikee_payloads()
+        if public is None:
+            rows.append(unavailable("injection", NOT_INSTALLED, "spikee is not installed "
+                                    "(pip install 'memhost[injection-corpus]')",
+                                    case="spikee[all]", target=str(STOPPED)))
+        else:
+            rows += tally(ctx, root / "spikee", public, "spikee")
+        rows.append(benign_row(root, benign))
+        rows.append(planted_row(root, attacks + held_out))
+        texts = benign + [a["text"] for a in attacks if isinstance(a["text"], str)]
+        rows.append(cost_row(ctx, texts))
+        rows.append(cold_snapshot_row(ctx, root))
+    return rows

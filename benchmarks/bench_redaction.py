@@ -1,0 +1,134 @@
+"""redaction: secret shapes masked, benign lines changed, and what a scan costs per KB.
+
+The corpus is in ``benchmarks/data/redaction/`` (``make/`` has the scripts that wrote it, with
+fixed seeds): ``secrets_tuning.json`` is what the rules were tuned on; ``secrets_holdout1.json``
+was written after the first round of tuning and ``secrets_holdout2.json`` after the second, and
+neither was tuned against afterwards (holdout 1 was scored before the second round; that score
+is in docs/security.md). A shape counts as masked when none of its secret values survives
+:func:`memhost.security.redact.redact`; a benign line counts as changed when redact returns
+anything but the line.
+
+Cost is µs per KB of turn-sized texts (about 2 KB): chat-like text (the hand-written benign
+lines), memhost's docs and code (dense with "key", "token", "password": the expensive case),
+and the latter with one secret each; the detector's per-text cache is emptied before each
+round. The baseline is
+the detector engine alone (betterleaks' built-in rules, no memhost rules, no post-checks), so the
+ratio is what memhost's layer adds.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from benchmarks.harness import Context, Row, Target, alternate, benchmark, timed
+
+DATA = Path(__file__).resolve().parent / "data" / "redaction"
+SECRET_SETS = ("tuning", "holdout1", "holdout2")
+BENIGN_SETS = ("tuning", "holdout")
+COVERAGE = Target("memhost", ">=", 98)
+BENIGN = Target("memhost", "<=", 1)
+TURN_BYTES = 2048
+
+
+def load(name: str) -> list[dict[str, Any]]:
+    return json.loads((DATA / f"{name}.json").read_text(encoding="utf-8"))
+
+
+def score_secrets(cases: list[dict[str, Any]]) -> tuple[int, list[str]]:
+    """How many cases are masked whole, and the shapes of those that are not."""
+    from memhost.security.redact import redact
+
+    missed = []
+    for case in cases:
+        out = redact(case["text"])
+        if any(secret in out for secret in case["secrets"]):
+            missed.append(case["shape"])
+    return len(cases) - len(missed), missed
+
+
+def score_benign(lines: list[dict[str, Any]]) -> list[str]:
+    """The benign lines redact changes."""
+    from memhost.security.redact import redact
+
+    return [line["text"] for line in lines if redact(line["text"]) != line["text"]]
+
+
+def turns(lines: list[str], size: int = TURN_BYTES) -> list[str]:
+    """Lines joined into texts of about ``size`` bytes."""
+    out, current, length = [], [], 0
+    for line in lines:
+        current.append(line)
+        length += len(line) + 1
+        if length >= size:
+            out.append("\n".join(current))
+            current, length = [], 0
+    return out
+
+
+@benchmark("redaction", "secret shapes masked, benign lines changed, µs per KB of turn text")
+def redaction(ctx: Context) -> list[Row]:
+    rows: list[Row] = []
+    for name in SECRET_SETS:
+        cases = load(f"secrets_{name}")
+        caught, missed = score_secrets(cases)
+        pct = 100 * caught / len(cases)
+        rows.append(Row("redaction", f"shapes {name}", pct, None, None, "% masked", 1,
+                        note=f"{caught}/{len(cases)} masked"
+                        + (f"; missed: {', '.join(sorted(set(missed)))}" if missed else ""),
+                        extra={"cases": len(cases), "caught": caught,
+                               "shapes": len({c['shape'] for c in cases}), "missed": missed}
+                        ).judge(COVERAGE))
+    for name in BENIGN_SETS:
+        lines = load(f"benign_{name}")
+        changed = score_benign(lines)
+        pct = 100 * len(changed) / len(lines)
+        rows.append(Row("redaction", f"benign {name}", pct, None, None, "% changed", 1,
+                        note=f"{len(changed)}/{len(lines)} lines changed",
+                        extra={"lines": len(lines), "changed": changed[:20]}).judge(BENIGN))
+    rows += _cost(ctx)
+    return rows
+
+
+def _cost(ctx: Context) -> list[Row]:
+    import betterleaks
+
+    from memhost.security import detector
+    from memhost.security.redact import redact
+
+    lines = load("benign_tuning")
+    clean = turns([line["text"] for line in lines])[: ctx.size(40, 160)]
+    # Chat-like text: the hand-written lines (prose and snippets, many naming passwords, keys
+    # and tokens), repeated into turns.
+    chat = turns([line["text"] for line in lines if line["kind"] == "handwritten"] * 4)
+    # The common case: prose lines of the docs that hold no candidate (no rule keyword, no
+    # token-like run), which never reach the engine: what the cheap path costs.
+    plain = turns([line["text"] for line in lines if line["kind"] == "docs"
+                   and not _candidate(line["text"])])[: ctx.size(40, 160)]
+    secrets = load("secrets_tuning")
+    dirty = [f"{text}\n{secrets[i % len(secrets)]['text']}" for i, text in enumerate(clean)]
+    rows = []
+    for case, texts in (("prose, no candidate", plain), ("chat turns", chat),
+                        ("docs and code", clean), ("turns with a secret", dirty)):
+        kilobytes = sum(len(t.encode("utf-8")) for t in texts) / 1024
+
+        def memhost(texts: list[str] = texts, kilobytes: float = kilobytes) -> float:
+            detector.clear_cache()
+            return timed(lambda: [redact(t) for t in texts]) * 1e6 / kilobytes
+
+        def engine(texts: list[str] = texts, kilobytes: float = kilobytes) -> float:
+            return timed(lambda: [betterleaks.scan_string(t) for t in texts]) * 1e6 / kilobytes
+
+        paired = alternate(ctx.size(3, 9), {"memhost": memhost, "baseline": engine})
+        m, b = paired.medians()
+        rows.append(Row("redaction", f"µs/KB {case}", m, b, paired.ratio(), "µs/KB",
+                        paired.rounds, note=f"{len(texts)} texts of ~2 KB; baseline: the "
+                        "detector engine alone", extra={"kilobytes": kilobytes}))
+    return rows
+
+
+def _candidate(text: str) -> bool:
+    from memhost.security import secret_rules
+
+    return secret_rules.has_literal(text.lower()) or secret_rules.has_long_token(text)

@@ -1,0 +1,247 @@
+"""One durable commit per memory write, and a memory file put right after a crash.
+
+A write (always under the memory file's lock, see :mod:`memhost.builtin_providers.store`):
+
+1. creates the temp file the new text will go to (its inode number goes in the record);
+2. appends one record to the file's journal (:mod:`memhost.builtin_providers.journal`): the new
+   text, the archive records of what the write replaced or removed, the metadata it set, and the
+   identity (inode, size, times) of the file as it was read; then syncs it. **That sync is the
+   commit**, and the only one on the way: from here the write survives a crash or a power cut;
+3. writes the new text to the temp file and renames it over the memory file, without a sync of
+   its own: the journal already holds that text.
+
+If the process dies between 2 and 3, or a power cut undoes the rename (or, on a filesystem that
+does not order data before renames, leaves the renamed file empty), the file no longer holds
+the text of the journal's last record. The next write, or session start, then puts it right
+(:meth:`StoreFile.settle`), but only when nothing else changed the file since: it still has
+exactly the identity the record says it was read with (the rename never happened), or it is the
+very inode the record wrote and holds nothing (its data never reached the disk). Any other
+difference is an edit made outside memhost after the write, and it is left alone.
+
+The folder fsync that made each rename durable now runs at each checkpoint, when the journal's
+records are folded into the long-lived files and dropped (:meth:`StoreFile.checkpoint`): until
+then the journal is what keeps a write that a power cut took out of the folder.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import secrets
+from pathlib import Path
+from typing import Any
+
+from memhost.builtin_providers import crashpoints, entrymeta, journal
+from memhost.builtin_providers.archive import Archive
+from memhost.files import PRIVATE_FILE, atomic_write_bytes, fsync_dir
+
+log = logging.getLogger(__name__)
+
+#: A checkpoint sizes the next journal generation to hold this many of the largest records seen.
+RECORDS_PER_JOURNAL = 128
+
+
+_TEMP_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+               | getattr(os, "O_NOFOLLOW", 0))
+
+
+def _temp_file(folder: str, prefix: str) -> tuple[int, str]:
+    """A new private (0600) file ``<folder>/<prefix><random>.tmp``: what ``tempfile.mkstemp``
+    makes, with one random draw instead of eight."""
+    while True:
+        name = f"{folder}{os.sep}{prefix}{secrets.token_hex(5)}.tmp"
+        try:
+            return os.open(name, _TEMP_FLAGS, PRIVATE_FILE), name
+        except FileExistsError:
+            continue
+
+
+def write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def identity(found: os.stat_result) -> list[int]:
+    return [found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns]
+
+
+class StoreFile:
+    """The write protocol of one memory file (``MEMORY.md`` or ``USER.md``)."""
+
+    def __init__(self, path: Path, archive: Archive, *, journal_bytes: int | None = None) -> None:
+        self.path = path
+        self._name = os.fspath(path)  # for the os calls on every write
+        self._folder = os.fspath(path.parent)
+        self._prefix = f".{path.name}."
+        self.journal = journal.path_for(path)
+        self.archive = archive
+        self.journal_bytes = journal_bytes
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def read(self) -> tuple[bytes | None, list[int] | None]:
+        """The file's bytes and identity; ``(None, None)`` when absent. ``OSError`` otherwise."""
+        try:
+            fd = os.open(self._name, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        except FileNotFoundError:
+            return None, None
+        try:
+            found = os.fstat(fd)
+            data = os.read(fd, found.st_size + 1)
+            if len(data) > found.st_size:  # it grew since the fstat: read the rest
+                chunks = [data]
+                while chunk := os.read(fd, 65_536):
+                    chunks.append(chunk)
+                data = b"".join(chunks)
+        finally:
+            os.close(fd)
+        return data, identity(found)
+
+    def unsettled(self, text: str) -> bool:
+        """Whether ``text`` (the file as read without the lock) may lack a committed write."""
+        last = journal.state(self.journal).last
+        return last is not None and last["text"] != text
+
+    def settle(self, text: str, ident: list[int] | None) -> str:
+        """Finish the last committed write if it did not reach the file (the caller holds the
+        lock); the text the file holds afterwards."""
+        last = journal.state(self.journal).last
+        if last is None or last["text"] == text:
+            return text
+        if ident is None:
+            lost = last.get("before") is None  # the write created the file; it is gone again
+        else:
+            lost = ident == last.get("before") or (
+                ident[0] == last.get("ino") and not text.strip("\0"))
+        if not lost:
+            return text  # edited outside memhost since: that edit stands
+        log.warning("%s did not hold its last committed write (the writing process stopped "
+                    "before replacing the file, or a power cut undid it); writing it now "
+                    "from %s", self.path, self.journal.name)
+        atomic_write_bytes(self.path, last["text"].encode("utf-8"))
+        return last["text"]
+
+    # -- writing ------------------------------------------------------------------------------
+
+    def commit(self, before: list[int] | None, text: str, *, archived: list[dict[str, Any]],
+               meta: dict[str, dict[str, Any] | None], now: float,
+               entries: list[str]) -> None:
+        """Make ``text`` the file's content, with its archive records and metadata, in one
+        durable commit (the caller holds the lock; ``entries`` are the file's entries before
+        this write, for a checkpoint). ``OSError`` when it could not: then nothing changed."""
+        if os.path.islink(self._name):  # a file kept elsewhere (a dotfiles repository) stays linked
+            target = Path(os.path.realpath(self._name))
+            prefix, folder = f".{target.name}.", os.fspath(target.parent)
+        else:
+            target, prefix, folder = self.path, self._prefix, self._folder
+        entrymeta.set_aside_if_corrupt(self.path)
+        fd, tmp = _temp_file(folder, prefix)
+        renamed = committed = False
+        try:
+            record: dict[str, Any] = {"t": now, "text": text, "before": before,
+                                      "ino": os.fstat(fd).st_ino}
+            if archived:
+                record["archive"] = archived
+            if meta:
+                record["meta"] = meta
+            crashpoints.reached("temp-created")
+            undo = self._undo(meta)
+            self._append(record, entries)
+            committed = True
+            crashpoints.reached("journal-synced")
+            write_all(fd, text.encode("utf-8"))
+            os.close(fd)
+            fd = -1
+            crashpoints.reached("temp-written")
+            os.replace(tmp, target)
+            renamed = True
+            crashpoints.reached("renamed")
+        except BaseException:
+            if fd >= 0:
+                os.close(fd)
+            if not renamed:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                if committed:
+                    self._cancel(undo)
+            raise
+
+    def note_metadata(self, meta: dict[str, dict[str, Any] | None], entries: list[str]) -> None:
+        """Record metadata alone (a pin, a confirmation), durably; the caller holds the lock."""
+        entrymeta.set_aside_if_corrupt(self.path)
+        self._append({"meta": meta}, entries)
+
+    def _append(self, record: dict[str, Any], entries: list[str]) -> None:
+        current = journal.state(self.journal, writable=True, reread=False)
+        if not current.gen:
+            journal.start(self.journal, size=self._size(0), gen=1)
+        try:
+            journal.append(self.journal, record,
+                           on_written=lambda: crashpoints.reached("journal-written"))
+        except journal.Full:
+            self.checkpoint(entries, needed=len(journal.encode(current.gen or 1, record)))
+            journal.append(self.journal, record,
+                           on_written=lambda: crashpoints.reached("journal-written"))
+
+    def _undo(self, meta: dict[str, dict[str, Any] | None]) -> dict[str, Any]:
+        # What puts the metadata back if the file cannot be replaced after the commit.
+        view = entrymeta.view(self.path, reread=False)
+        return {"cancel": True, "meta": {k: view.get(k) for k in meta}}
+
+    def _cancel(self, undo: dict[str, Any]) -> None:
+        try:
+            journal.append(self.journal, undo)
+        except (OSError, journal.Full) as exc:  # the next write will finish this one instead
+            log.error("could not cancel a write to %s that failed after its commit (%s); the "
+                      "next write will complete it", self.path, exc)
+
+    # -- checkpoints --------------------------------------------------------------------------
+
+    def checkpoint(self, entries: list[str], *, needed: int = 0) -> None:
+        """Fold the journal into the archive, the metadata sidecar and the memory file, all
+        fsynced, then start a new generation (the caller holds the lock; ``entries`` are the
+        file's). Each step can be repeated: a crash between two loses nothing."""
+        current = journal.state(self.journal, writable=True)
+        if current.archive:
+            self.archive.append_records(current.archive)
+        crashpoints.reached("checkpoint-archived")
+        entrymeta.fold(self.path, current.meta, entries)
+        crashpoints.reached("checkpoint-folded")
+        with contextlib.suppress(FileNotFoundError):
+            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        fsync_dir(self.path.parent)
+        crashpoints.reached("checkpoint-synced")
+        journal.start(self.journal, size=self._size(max(current.largest, needed)),
+                      gen=current.gen + 1)
+        crashpoints.reached("checkpoint-restarted")
+
+    def _size(self, largest: int) -> int:
+        if self.journal_bytes is not None:
+            return max(self.journal_bytes, 4 * largest)
+        wanted = min(RECORDS_PER_JOURNAL * largest, journal.MAX_BYTES)
+        return max(wanted, journal.INITIAL_BYTES, 4 * largest)
+
+
+def sweep_temp_files(path: Path) -> None:
+    """Delete temp files a killed writer left beside ``path`` (its data, sidecar or backups).
+
+    Called under ``path``'s lock, and every temp file for ``path`` is written under that lock,
+    so none of them can belong to a live writer; without this they pile up after each crash.
+    (The one exception is the scan-verdict cache, :mod:`verdicts`, saved without the lock: a
+    temp file of it deleted here only makes that save fail, and that cache is losable.)
+    """
+    prefix = f".{path.name}."
+    try:
+        names = os.listdir(path.parent)  # cheaper than Path.glob, which compiles a pattern
+    except OSError:
+        return
+    for name in names:
+        if name.startswith(prefix) and name.endswith(".tmp") and len(name) >= len(prefix) + 4:
+            with contextlib.suppress(OSError):
+                os.unlink(path.parent / name)

@@ -1,0 +1,322 @@
+"""The write-ahead journal of one memory file: ``<home>/memories/MEMORY.md.journal``.
+
+Every write to ``MEMORY.md`` is committed by one record appended here, under the file's lock,
+made durable by one ``fdatasync``, before the file itself is replaced. The record holds the new
+text of the file, the archive records of the entries the write replaced or removed, and the
+metadata it set. So one sync makes all three durable together: after a crash at any point every
+committed entry is in the file, or in the journal from which the next write puts the file right
+(:mod:`memhost.builtin_providers.commit`), and every entry a write took out is in the archive.
+
+The file is preallocated with zeros, so an append overwrites blocks the filesystem already
+holds: the sync writes those blocks and flushes the disk, with no filesystem-journal commit (an
+append to a growing file needs one, and costs as much as the memory file's own fsync did). When
+a record no longer fits, a checkpoint folds the journal into the long-lived files
+(``archive.jsonl``, the metadata sidecar, the memory file; all fsynced, the folder too) and
+starts a new generation at offset 0.
+
+Format: one record per line, ``<crc32 as 8 hex digits> <json>\\n``. A generation starts with the
+record ``{"g": N}``; every later record carries the same ``"g"``. Reading stops at the first NUL
+byte (the unused, preallocated rest), at a line whose checksum fails (a torn write, or what an
+older generation left behind a shorter new one) and at a record of another generation. JSON
+escapes NUL, so a record never holds one.
+
+Readers need no lock: each process keeps, per journal, the offset it has read to and what the
+records it read add up to, and reads only what was appended since (two small reads when nothing
+was).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import threading
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memhost.files import atomic_write_bytes
+
+SUFFIX = ".journal"
+#: The journal's size when created; a checkpoint grows it so ~128 of its largest records fit.
+INITIAL_BYTES = 64 << 10  # small for a new home (tests make many); grown at checkpoints
+MAX_BYTES = 16 << 20
+_HEAD_BYTES = 64
+_FIRST_READ = 4096
+
+
+# Positional reads and writes, so threads of one process can share a descriptor; where the
+# platform has none (Windows), a seek and a read or write under one process-wide lock.
+_POSITIONED = threading.Lock()
+
+
+def _pread(fd: int, size: int, offset: int) -> bytes:
+    if hasattr(os, "pread"):
+        return os.pread(fd, size, offset)
+    with _POSITIONED:
+        os.lseek(fd, offset, os.SEEK_SET)
+        return os.read(fd, size)
+
+
+def _pwrite(fd: int, data: bytes, offset: int) -> int:
+    if hasattr(os, "pwrite"):
+        return os.pwrite(fd, data, offset)
+    with _POSITIONED:
+        os.lseek(fd, offset, os.SEEK_SET)
+        return os.write(fd, data)
+
+
+#: ``fdatasync`` where there is one (not on macOS or Windows): the data, not the timestamps.
+_datasync = getattr(os, "fdatasync", os.fsync)
+
+
+class Full(Exception):
+    """The record does not fit in what is left of the journal: checkpoint first."""
+
+
+def path_for(store_path: Path) -> Path:
+    return store_path.with_name(store_path.name + SUFFIX)
+
+
+@dataclass
+class State:
+    """What the records of the journal's current generation add up to."""
+
+    gen: int = 0  # 0: no usable journal
+    end: int = 0  # the offset just after the last valid record
+    size: int = 0  # bytes preallocated
+    #: Metadata events folded in order: entry key -> its whole record, or None (dropped).
+    meta: dict[str, dict[str, Any] | None] = field(default_factory=dict)
+    archive: list[dict[str, Any]] = field(default_factory=list)
+    #: The last record that carried the memory file's text (what the file must hold).
+    last: dict[str, Any] | None = None
+    largest: int = 0  # the longest record of this generation, in bytes
+    records: int = 0
+    head: bytes = b""  # the first bytes of the file when last read
+
+
+class _Handle:
+    __slots__ = ("fd", "ident", "name", "path", "state", "writable")
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.name = os.fspath(path)  # for the os calls on every write
+        self.fd: int | None = None
+        self.ident: tuple[int, int] | None = None
+        self.writable = False
+        self.state = State()
+
+    def close(self) -> None:
+        fd, self.fd, self.ident = self.fd, None, None
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.state = State()
+
+
+_HANDLES: dict[Path, _Handle] = {}
+
+
+def _handle(path: Path) -> _Handle:
+    handle = _HANDLES.get(path)
+    if handle is None:
+        handle = _HANDLES[path] = _Handle(path)
+    return handle
+
+
+def state(path: Path, *, writable: bool = False, reread: bool = True) -> State:
+    """The journal as it is on disk now (an empty :class:`State` when there is none).
+
+    ``reread=False`` trusts what this process read last (for a lock holder that just read it).
+    """
+    handle = _handle(path)
+    if not reread and handle.fd is not None and (handle.writable or not writable):
+        return handle.state
+    try:
+        found = os.stat(handle.name)
+    except FileNotFoundError:
+        handle.close()
+        return handle.state
+    ident = (found.st_dev, found.st_ino)
+    if handle.fd is None or handle.ident != ident or (writable and not handle.writable):
+        handle.close()
+        try:
+            handle.fd = os.open(handle.name, (os.O_RDWR if writable else os.O_RDONLY)
+                                | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0))
+        except OSError:
+            if writable:
+                raise
+            return handle.state
+        handle.ident, handle.writable = ident, writable
+    fd = handle.fd
+    current = handle.state
+    try:
+        head = _pread(fd, _HEAD_BYTES, 0)
+        gen = current.gen if head == current.head and current.gen else _generation(head)
+        if gen != current.gen or gen == 0:
+            current = handle.state = State(gen=gen)
+        current.head = head
+        current.size = found.st_size
+        if gen:
+            _read_on(fd, current)
+    except OSError as exc:
+        handle.close()
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
+    return current
+
+
+def _generation(head: bytes) -> int:
+    line, newline, _ = head.partition(b"\n")
+    record = _decode(line) if newline else None
+    gen = record.get("g") if record is not None else None
+    return gen if isinstance(gen, int) and gen > 0 and len(record) == 1 else 0
+
+
+def _decode(line: bytes) -> dict[str, Any] | None:
+    if len(line) < 10 or line[8:9] != b" ":
+        return None
+    body = line[9:]
+    try:
+        if int(line[:8], 16) != zlib.crc32(body):
+            return None
+        record = json.loads(body)
+    except ValueError:
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def _read_on(fd: int, current: State) -> None:
+    """Fold in the records appended after ``current.end``."""
+    want = _FIRST_READ
+    while True:
+        chunk = _pread(fd, want, current.end)
+        if not chunk or chunk[0] == 0:
+            return
+        stop = chunk.find(b"\0")
+        data = chunk if stop < 0 else chunk[:stop]
+        pos = 0
+        while (newline := data.find(b"\n", pos)) >= 0:
+            record = _decode(data[pos:newline])
+            if record is None or record.get("g") != current.gen:
+                current.end += pos
+                return
+            _fold(current, record, newline + 1 - pos)
+            pos = newline + 1
+        current.end += pos
+        if stop >= 0 or len(chunk) < want:
+            return  # the rest is unused space, or a torn last line
+        if pos == 0:
+            want *= 2  # one record longer than what was read: read more at once
+
+
+def _fold(current: State, record: dict[str, Any], length: int) -> None:
+    current.records += 1
+    current.largest = max(current.largest, length)
+    meta = record.get("meta")
+    if isinstance(meta, dict):
+        for key, value in meta.items():
+            current.meta[key] = value if isinstance(value, dict) else None
+    archived = record.get("archive")
+    if isinstance(archived, list):
+        current.archive.extend(a for a in archived if isinstance(a, dict))
+    if isinstance(record.get("text"), str):
+        current.last = record
+    elif record.get("cancel"):
+        current.last = None  # the write this cancels never reached the file
+
+
+def encode(gen: int, record: dict[str, Any]) -> bytes:
+    return _line({"g": gen, **record})
+
+
+def _line(record: dict[str, Any]) -> bytes:
+    body = json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return b"%08x %s\n" % (zlib.crc32(body), body)
+
+
+def append(path: Path, record: dict[str, Any], *, on_written: Any = None) -> State:
+    """Append ``record`` and sync it (the caller holds the memory file's lock).
+
+    Raises :class:`Full` when it does not fit (nothing written) and ``OSError`` when it cannot
+    be written; returns the state with the record folded in.
+    """
+    current = state(path, writable=True, reread=False)
+    handle = _HANDLES[path]
+    assert handle.fd is not None and current.gen
+    record = {"g": current.gen, **record}
+    line = _line(record)
+    if current.end + len(line) > current.size:
+        raise Full(f"{path.name}: {len(line):,} bytes do not fit in the "
+                   f"{current.size - current.end:,} left")
+    view, offset = memoryview(line), current.end
+    while view:  # a regular file takes it whole; a short write (a signal) goes on where it left
+        written = _pwrite(handle.fd, view, offset)
+        view, offset = view[written:], offset + written
+    if on_written is not None:
+        on_written()
+    _datasync(handle.fd)
+    current.end += len(line)
+    _fold(current, record, len(line))
+    return current
+
+
+def start(path: Path, *, size: int, gen: int) -> State:
+    """Begin generation ``gen`` in a journal of at least ``size`` bytes (the caller holds the
+    lock). An existing journal is reused in place: its header is overwritten and synced, and
+    what follows it no longer reads as this generation."""
+    header = encode(gen, {})
+    size = max(size, 2 * len(header))
+    try:
+        found = os.stat(path, follow_symlinks=False)
+    except FileNotFoundError:
+        found = None
+    if found is not None and os.path.islink(path):
+        raise OSError(errno.ELOOP, "the journal is a symbolic link; memhost never writes "
+                      "through one", str(path))
+    if found is None or not os.path.isfile(path):
+        _create(path, size, header)
+    else:
+        fd = os.open(path, os.O_RDWR | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0))
+        try:
+            if found.st_size < size:
+                _zero_fill(fd, found.st_size, size)
+                _pwrite(fd, header, 0)
+                os.fsync(fd)  # the size changed: the inode must be synced too
+            else:
+                _pwrite(fd, header, 0)
+                _datasync(fd)
+        finally:
+            os.close(fd)
+    return state(path, writable=True)
+
+
+def _create(path: Path, size: int, header: bytes) -> None:
+    # Written zeros, not a sparse file or fallocate's unwritten extents: overwriting those
+    # later would need a filesystem-journal commit on each sync, which is what this avoids.
+    atomic_write_bytes(path, header + bytes(size - len(header)))
+
+
+def _zero_fill(fd: int, start: int, end: int) -> None:
+    block = b"\0" * (1 << 16)
+    offset = start
+    while offset < end:
+        offset += _pwrite(fd, block[:min(len(block), end - offset)], offset)
+
+
+def forget(path: Path) -> None:
+    """Drop this process's view of the journal (it was removed or replaced)."""
+    handle = _HANDLES.pop(path, None)
+    if handle is not None:
+        handle.close()
+
+
+def _after_fork() -> None:
+    # Descriptors stay valid in a child, but a child must re-read what it has not seen.
+    for handle in _HANDLES.values():
+        handle.state = State()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)

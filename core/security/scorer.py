@@ -1,0 +1,296 @@
+"""The risk scorer: how much a text looks like an instruction planted for the agent.
+
+:func:`assess` reads a text through several *views*, scores each with the evidence families of
+:mod:`memhost.security.features`, and keeps the worst:
+
+* ``text``: invisible and format characters removed (an attacker splits "ig\\u200bnore"),
+  NFKC applied, and confusable letters folded to the Latin ones they imitate, from Unicode's
+  confusables data (the ``confusable-homoglyphs`` package) rather than a hand-written list;
+* ``hidden``: what Unicode tag characters (U+E0020–E007E) spell, an invisible copy of ASCII;
+* ``leet``: digits and symbols inside words read as the letters they stand for;
+* ``decoded``: base64 and hex runs, decoded and read again.
+
+A view other than ``text`` that scores adds :data:`~memhost.security.features.OBFUSCATION_WEIGHT`:
+hiding an instruction is evidence on its own. :meth:`Assessment.outcome` turns the score into
+accept, stage or refuse with the thresholds of a :class:`Policy` (``[injection]`` in config).
+
+Most entries are short plain notes: an ASCII text with no feature anchor costs one pass of one
+combined pattern per view.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import re
+import sys
+import unicodedata
+from dataclasses import dataclass
+from functools import cache, lru_cache
+
+from memhost.security import confusables, features
+from memhost.security import masking, redact
+from memhost.security.text import strip_invisible
+
+ACCEPT, STAGE, REFUSE = "accept", "stage", "refuse"
+OUTCOMES = (ACCEPT, STAGE, REFUSE)
+MAX_SCAN_CHARS = 65_536
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Where the score turns into staging and into refusal."""
+
+    stage_at: float = 3.0
+    refuse_at: float = 6.0
+
+    def outcome(self, score: float) -> str:
+        if score >= self.refuse_at:
+            return REFUSE
+        if score >= self.stage_at:
+            return STAGE
+        return ACCEPT
+
+    def key(self) -> str:
+        return f"{self.stage_at:g}/{self.refuse_at:g}"
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One feature that fired, in one view, with the weight it contributed."""
+
+    id: str
+    view: str
+    weight: float
+
+
+@dataclass(frozen=True)
+class Assessment:
+    score: float
+    evidence: tuple[Evidence, ...]
+
+    def outcome(self, policy: Policy) -> str:
+        return policy.outcome(self.score)
+
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        """The ids that fired, strongest first, each once."""
+        seen: dict[str, float] = {}
+        for item in self.evidence:
+            seen[item.id] = max(seen.get(item.id, 0.0), item.weight)
+        return tuple(sorted(seen, key=lambda k: -seen[k]))
+
+    def describe(self) -> str:
+        return ", ".join(self.reasons) or "nothing"
+
+
+# -- views ----------------------------------------------------------------------------------------
+
+_BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f")
+_B64 = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{16,}={0,2}(?![A-Za-z0-9+/=])")
+_HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){12,}(?![0-9A-Fa-f])")
+_LEET = {"0": "o", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "!": "i",
+         "|": "l", "€": "e"}
+#: "1" stands for i as often as for l; each reading is its own view.
+_LEETS = (str.maketrans({**_LEET, "1": "i"}), str.maketrans({**_LEET, "1": "l"}))
+_TOKEN = re.compile(r"[\w@$!|€]{3,}")
+_LEET_MARKS = re.compile(r"[0134579@$!|€]")
+
+
+def clean(text: str) -> str:
+    """``text`` as it reads: invisible characters removed, NFKC, confusables folded."""
+    if text.isascii():
+        return text
+    text = unicodedata.normalize("NFKC", strip_invisible(text))
+    return confusables.fold(text)
+
+
+def _views(text: str) -> list[tuple[str, str]]:
+    views = [("text", clean(text))]
+    if not text.isascii():
+        hidden = "".join(chr(ord(c) - 0xE0000) for c in text if 0xE0020 <= ord(c) <= 0xE007E)
+        if hidden.strip():
+            views.append(("hidden", hidden))
+    base = views[0][1]
+    if _LEET_MARKS.search(base):
+        for number, table in enumerate(_LEETS):
+            leet = _TOKEN.sub(lambda m: _unleet(m.group(0), table), base)
+            if leet != base:
+                views.append((f"leet{number or ''}", leet))
+    if _BIDI_OVERRIDE in text:
+        views.append(("reversed", clean(_REVERSED.sub(lambda m: m.group(1)[::-1], text))))
+    decoded = [_decode(m.group(0), "b64") for m in _B64.finditer(base)]
+    decoded += [_decode(m.group(0), "hex") for m in _HEX.finditer(base)]
+    words = [d for d in decoded if d]
+    if words:
+        views.append(("decoded", "\n".join(words)))
+    return views
+
+
+#: A leet mark with a letter on each side ("s3nd", "h4x0r"), or one leading two letters ("4ll");
+#: "m000", "ipv4" and "sha256" have none, and are left as they are.
+_LEET_INSIDE = re.compile(r"[^\W\d_][0134579@$!|€]+[^\W\d_]|^[0134579@$][^\W\d_]{2,}")
+
+
+def _unleet(token: str, table: dict[int, str]) -> str:
+    """A word written with digits or symbols among its letters, read as letters."""
+    if not _LEET_INSIDE.search(token):
+        return token
+    return token.translate(table)
+
+
+_BIDI_OVERRIDE = "\u202e"
+_REVERSED = re.compile("\u202e([^\u202c\n]*)")
+
+
+def _decode(run: str, kind: str) -> str | None:
+    try:
+        if kind == "hex":
+            raw = bytes.fromhex(run)
+        else:
+            raw = base64.b64decode(run + "=" * (-len(run) % 4), validate=True)
+        text = raw.decode("utf-8")
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        return None
+    printable = sum(ch.isprintable() or ch in "\n\t" for ch in text)
+    if len(text) < 8 or printable < 0.9 * len(text) or not re.search(r"[A-Za-z]{3}", text):
+        return None
+    return text
+
+
+# -- scoring --------------------------------------------------------------------------------------
+
+@cache
+def _compiled() -> tuple[tuple[features.Feature, re.Pattern[str], frozenset[str] | None], ...]:
+    version()  # named once, when the scorer is first built, with the features compiled
+    return tuple((f, f.compile(), frozenset(features.ANCHORS[f.id]) if f.id in features.ANCHORS
+                  else None) for f in features.FEATURES)
+
+
+@cache
+def _anchor_finder() -> tuple[re.Pattern[str], dict[str, frozenset[str]]]:
+    """One pattern finding every anchor literal present, and each literal's sub-literals (a
+    match is the longest literal starting at a place; the shorter ones inside it are present
+    too)."""
+    literals = sorted({lit for lits in features.ANCHORS.values() for lit in lits},
+                      key=len, reverse=True)
+    finder = re.compile(f"(?=({_trie(literals)}))")
+    return finder, {m: frozenset(lit for lit in literals if lit in m) for m in literals}
+
+
+def _trie(words: list[str]) -> str:
+    """A regex matching any of ``words``, the longest where several start at one place (one
+    pass, no backtracking over alternatives that share a prefix)."""
+    root: dict[str, dict] = {}
+    for word in words:
+        node = root
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def emit(node: dict[str, dict]) -> str:
+        branches = [re.escape(ch) + emit(child) for ch, child in sorted(node.items()) if ch]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 and "" not in node else f"(?:{'|'.join(branches)})"
+        return body + ("?" if "" in node else "")
+
+    return emit(root)
+
+
+def _present(text: str) -> set[str]:
+    finder, inside = _anchor_finder()
+    found: set[str] = set()
+    for literal in finder.findall(text.lower()):
+        found |= inside[literal]
+    return found
+
+
+#: Set to False to run every feature on every text (what the anchors are checked against).
+USE_ANCHORS = True
+
+
+_QUOTED = re.compile(r"\"[^\"\n]{1,300}\"|“[^”\n]{1,300}”|«[^»\n]{1,300}»|„[^“\n]{1,300}“")
+
+
+def _score_view(text: str, view: str) -> dict[str, Evidence]:
+    """The evidence in one view: per family, its strongest feature."""
+    quoted = [m.span() for m in _QUOTED.finditer(text)] if '"' in text or not text.isascii() else []
+    found: dict[str, Evidence] = {}
+    present = _present(text) if USE_ANCHORS else None
+    for feature, rx, anchors in _compiled():
+        if present is not None and anchors is not None and anchors.isdisjoint(present):
+            continue
+        held = found.get(feature.group)
+        if held is not None and held.weight >= feature.weight:
+            continue
+        best = 0.0
+        for match in rx.finditer(text):
+            inside = any(a <= match.start() and match.end() <= b for a, b in quoted)
+            best = max(best, feature.weight * (features.QUOTED_FACTOR if inside else 1.0))
+            if best == feature.weight:
+                break
+        if best and (held is None or best > held.weight):
+            found[feature.group] = Evidence(feature.id, view, best)
+    return found
+
+
+@lru_cache(maxsize=8192)
+def assess(text: str) -> Assessment:
+    """The risk of ``text`` (its first :data:`MAX_SCAN_CHARS` characters)."""
+    head = text[:MAX_SCAN_CHARS]
+    views = _views(head)
+    plain = _score_view(views[0][1], "text")
+    evidence = list(plain.values())
+    best = sum(e.weight for e in evidence)
+    for view, body in views[1:]:
+        found = _score_view(body, view)
+        # Only what the plain reading did not already show counts as hidden.
+        new = [e for g, e in found.items() if g not in plain or e.weight > plain[g].weight]
+        gain = sum(e.weight for e in new)
+        if gain >= features.OBFUSCATION_WEIGHT:
+            new.append(Evidence(f"obfuscated_{view.rstrip('0123456789')}", view,
+                                features.OBFUSCATION_WEIGHT))
+            evidence += new
+            best = max(best, sum(e.weight for e in found.values()) + features.OBFUSCATION_WEIGHT)
+    # A secret (a configured secret's value, or what egress redaction's detector finds) would sit
+    # in every prompt: it scores as its own evidence, on the write and at the snapshot alike.
+    if masking.holds_secret(head):
+        evidence.append(Evidence("secret_value", "text", features.SECRET_WEIGHT))
+        best += features.SECRET_WEIGHT
+    if not head.isascii():
+        extra = 0.0
+        if any(ch in _BIDI for ch in head):
+            evidence.append(Evidence("bidi_control", "raw", features.BIDI_WEIGHT))
+            extra += features.BIDI_WEIGHT
+        if strip_invisible(head) != head:
+            evidence.append(Evidence("invisible_characters", "raw", features.INVISIBLE_WEIGHT))
+            extra += features.INVISIBLE_WEIGHT
+        best += extra
+    return Assessment(round(best, 2), tuple(evidence))
+
+
+def assess_together(first: str, second: str, alone: float) -> Assessment | None:
+    """Two adjacent entries read as one text, when that says more than each alone.
+
+    ``alone`` is the two entries' scores added. Only new evidence counts: the pair is reported
+    when its score is higher, i.e. some feature matched across the boundary (an instruction
+    split over two entries).
+    """
+    # A space, not a line break: the two read as one sentence, as the attacker meant them to.
+    pair = assess(first + " " + second)
+    return pair if pair.score > alone else None
+
+
+@cache
+def version() -> str:
+    """A name for what :func:`assess` finds; changes with any feature, weight or table."""
+    parts = ["score-1", str(MAX_SCAN_CHARS), unicodedata.unidata_version,
+             f"{sys.version_info[0]}.{sys.version_info[1]}", confusables.version(),
+             repr(features.OBFUSCATION_WEIGHT), repr(features.INVISIBLE_WEIGHT),
+             repr(features.BIDI_WEIGHT), repr(features.QUOTED_FACTOR), repr(features.SECRET_WEIGHT)]
+    parts.append(redact.version())
+    parts += [f"{fid}\t{','.join(lits)}" for fid, lits in sorted(features.ANCHORS.items())]
+    parts += [f"{f.id}\t{f.weight}\t{int(f.flags)}\t{f.pattern}" for f in features.FEATURES]
+    return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()[:24]

@@ -1,0 +1,139 @@
+""":class:`memhost.recall.Backend` on SQLite: term statistics, candidates from the FTS5 index of
+the active items' terms, the items themselves and their neighbours.
+
+The ranking is :func:`memhost.recall.search`'s, on the terms memhost made of each item (the
+``terms`` column), exactly as in the ``postgres`` provider.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+from memhost import recall
+
+
+def _quote(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+#: The columns a :class:`memhost.recall.Hit` is made of, on ``items AS i``.
+HIT = "i.id, i.kind, i.body, i.created_at, i.session_id, i.role, i.terms"
+
+
+def hit(row: Sequence[Any]) -> recall.Hit:
+    return recall.Hit(row[0], row[1], row[2], row[3], row[4], role=row[5], terms=row[6])
+
+
+def conditions(filters: recall.Filters, *, kinds: bool = True) -> tuple[str, list[Any]]:
+    """SQL conditions (each starting with ``AND``, on ``items AS i``) for ``filters``. The
+    unary ``+`` keeps them from choosing an index: they only ever narrow rows found by id or by
+    the full-text index (without it, SQLite may walk a whole index to test them)."""
+    clauses, params = [], []
+    if kinds and set(filters.kinds) != set(recall.KINDS):
+        clauses.append(f"AND +i.kind IN ({','.join('?' * len(filters.kinds))})")
+        params += list(filters.kinds)
+    if filters.exclude:
+        clauses.append(f"AND +i.id NOT IN ({','.join('?' * len(filters.exclude))})")
+        params += list(filters.exclude)
+    if filters.since is not None:
+        clauses.append("AND +i.created_at >= ?")
+        params.append(filters.since)
+    if filters.until is not None:
+        clauses.append("AND +i.created_at < ?")
+        params.append(filters.until)
+    return " ".join(clauses), params
+
+
+class Backend:
+    """:class:`memhost.recall.Backend` over one connection of a :class:`RecallStore`."""
+
+    def __init__(self, conn: sqlite3.Connection, *, vector_search: bool = False) -> None:
+        self.conn = conn
+        self.vector_search = vector_search
+
+    def statistics(self, terms: Sequence[str]) -> tuple[dict[str, int], int, int]:
+        conn = self.conn
+        marks = ",".join("?" * len(terms))
+        df = dict(conn.execute(f"SELECT stem, df FROM terms WHERE stem IN ({marks})",
+                               list(terms)).fetchall())
+        counts = dict(conn.execute("SELECT name, value FROM counts").fetchall())
+        return df, counts.get("live", 0), counts.get("length", 0)
+
+    def _window(self, terms: Sequence[str], *, every: bool, limit: int,
+                filters: recall.Filters) -> list[int]:
+        """The newest ``limit`` active items holding any (``every``: all) of ``terms``: a walk
+        of the index's doclists in rowid order that stops at ``limit``."""
+        match = (" AND " if every else " OR ").join(_quote(t) for t in terms)
+        if not filters.by_time:
+            sql = ("SELECT rowid FROM items_terms WHERE items_terms MATCH ? "
+                   "ORDER BY rowid DESC LIMIT ?")
+            return [r[0] for r in self.conn.execute(sql, (match, limit))]
+        where, params = conditions(recall.Filters(since=filters.since, until=filters.until),
+                               kinds=False)
+        sql = ("SELECT i.id FROM items_terms JOIN items AS i ON i.id = items_terms.rowid "
+               f"WHERE items_terms MATCH ? {where} ORDER BY items_terms.rowid DESC LIMIT ?")
+        return [r[0] for r in self.conn.execute(sql, [match, *params, limit])]
+
+    def candidates(self, terms: Sequence[str], *, window: int, every_limit: int,
+                   filters: recall.Filters) -> dict[int, set[str]]:
+        found: dict[int, set[str]] = {}
+        for term in terms:
+            for item in self._window([term], every=False, limit=window, filters=filters):
+                found.setdefault(item, set()).add(term)
+        if len(terms) > 1 and every_limit > 0:
+            for item in self._window(terms, every=True, limit=every_limit, filters=filters):
+                found[item] = set(terms)
+        return found
+
+    def fetch(self, ids: Sequence[int], filters: recall.Filters) -> list[recall.Hit]:
+        if not ids:
+            return []
+        where, params = conditions(filters)
+        rows = self.conn.execute(
+            f"SELECT {HIT} FROM items AS i WHERE i.id IN ({','.join('?' * len(ids))}) "
+            f"AND +i.status = 'active' {where}", [*ids, *params]).fetchall()
+        return [hit(row) for row in rows]
+
+    def neighbours(self, ids: Sequence[int],
+                   filters: recall.Filters) -> dict[int, list[recall.Hit]]:
+        # Two probes of the (session_id, kind) index per item: the active turns just before
+        # and after it in its session.
+        rows = self.conn.execute(
+            "SELECT s.id, (SELECT max(p.id) FROM items AS p WHERE p.session_id = s.session_id "
+            "AND p.kind = 'turn' AND p.id < s.id AND +p.status = 'active'), "
+            "(SELECT min(n.id) FROM items AS n WHERE n.session_id = s.session_id "
+            "AND n.kind = 'turn' AND n.id > s.id AND +n.status = 'active') "
+            f"FROM items AS s WHERE s.id IN ({','.join('?' * len(ids))})", list(ids)).fetchall()
+        return recall.retrieval.neighbour_hits(rows, lambda wanted: self.fetch(wanted, filters))
+
+    def vectors(self, ids: Sequence[int], model: str) -> dict[int, list[float]]:
+        from memhost.recall.embedding import unpack
+
+        if not ids:
+            return {}
+        rows = self.conn.execute(
+            f"SELECT item_id, vector FROM vectors WHERE item_id IN ({','.join('?' * len(ids))}) "
+            "AND model = ?", [*ids, model]).fetchall()
+        return {item: unpack(blob) for item, blob in rows}
+
+    def nearest(self, vector: Sequence[float], model: str, limit: int,
+                filters: recall.Filters) -> list[int] | None:
+        """The active items whose vectors are closest (sqlite-vec's cosine distance); ``None``
+        without sqlite-vec (the vectors then re-rank the lexical candidates only)."""
+        from memhost.recall.embedding import pack
+
+        if not self.vector_search:
+            return None
+        where, params = conditions(filters)
+        rows = self.conn.execute(
+            "SELECT v.item_id FROM vectors AS v JOIN items AS i ON i.id = v.item_id "
+            f"WHERE v.model = ? AND i.status = 'active' {where} "
+            "ORDER BY vec_distance_cosine(v.vector, ?) LIMIT ?",
+            [model, *params, pack(vector), limit]).fetchall()
+        return [row[0] for row in rows]
+
+
+
+__all__ = ["HIT", "Backend", "conditions", "hit"]

@@ -1,0 +1,66 @@
+"""The write-ahead journal of a memory file: checkpoints, growth, torn records, other readers."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from memhost.builtin_providers import entrymeta, journal
+from memhost.builtin_providers.store import MemoryStore
+
+
+def test_a_full_journal_is_checkpointed_and_grown_to_the_records_it_holds(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / "home", memory_char_limit=1_000_000)
+    path = journal.path_for(store.path("memory"))
+    texts = [f"fact {i}: " + "a long and detailed entry " * 40 for i in range(40)]
+    for text in texts:
+        assert store.add("memory", text).ok
+    assert store.replace("memory", "fact 3:", "fact 3 revised").ok
+    now = journal.state(path)
+    assert now.gen >= 2, "40 writes of a growing ~40 KB file fill a 64 KiB journal"
+    assert now.size > journal.INITIAL_BYTES  # sized for ~128 of its largest records
+    assert path.stat().st_size == now.size
+    # Nothing was lost on the way: entries, their metadata, the archived entry.
+    entries = store.entries("memory")
+    assert len(entries) == 40 and "fact 3 revised" in entries
+    assert all(entrymeta.written_by_store(record) for _, record in store.metadata("memory"))
+    assert [a.text for a in store.archive.entries()] == [texts[3].strip()]
+
+
+def test_a_torn_record_is_ignored_and_overwritten(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / "home")
+    assert store.add("memory", "alpha").ok
+    path = journal.path_for(store.path("memory"))
+    end = journal.state(path).end
+    with open(path, "r+b") as handle:  # what a power cut mid-append can leave
+        handle.seek(end)
+        handle.write(b'0badc0de {"g":1,"text":"half a rec')
+    journal.forget(path)
+    assert journal.state(path).end == end  # the torn line is not a record
+    assert store.add("memory", "beta").ok
+    journal.forget(path)
+    assert journal.state(path).last["text"] == "alpha\n§\nbeta"
+    assert store.entries("memory") == ["alpha", "beta"]
+
+
+def test_another_process_reads_what_a_write_recorded(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    store = MemoryStore(home)
+    assert store.add("memory", "alpha").ok
+    store.update_metadata("memory", "alpha", pinned=True)
+    assert store.remove("memory", "alpha").ok
+    assert store.add("memory", "beta").ok
+    store.update_metadata("memory", "beta", pinned=True)
+    script = textwrap.dedent("""
+        import sys
+        from pathlib import Path
+        from memhost.builtin_providers.store import MemoryStore
+        store = MemoryStore(Path(sys.argv[1]))
+        print([(e, m.get("pinned")) for e, m in store.metadata("memory")])
+        print([a.text for a in store.archive.entries()])
+    """)
+    out = subprocess.run([sys.executable, "-c", script, str(home)], capture_output=True,
+                         text=True, timeout=60, check=True).stdout.splitlines()
+    assert out == ["[('beta', True)]", "['alpha']"]

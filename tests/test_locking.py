@@ -1,0 +1,192 @@
+"""The lock behind every read-modify-write (memhost.locking): what filelock guaranteed, kept.
+
+Real lock files, real ``flock`` locks held from other threads and other processes.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from filelock import FileLock, Timeout
+
+from memhost import locking
+from memhost.files import locked
+
+pytestmark = pytest.mark.skipif(locking.fcntl is None, reason="needs POSIX flock")
+fcntl = locking.fcntl
+
+HOLDER = textwrap.dedent("""
+    import sys, time
+    from filelock import FileLock
+    lock = FileLock(sys.argv[1])
+    lock.acquire()
+    print("held", flush=True)
+    sys.stdin.readline()
+    lock.release()
+""")
+
+
+def _hold(path: Path) -> int:
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return fd
+
+
+def _acquire_in_thread(lock: locking.FlockLock, timeout: float) -> tuple[threading.Thread, dict]:
+    outcome: dict = {}
+
+    def run() -> None:
+        try:
+            lock.acquire(timeout)
+            outcome["at"] = time.monotonic()
+            outcome["inode"] = os.fstat(lock._fd).st_ino  # type: ignore[arg-type]
+        except BaseException as exc:  # reported to the test
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread, outcome
+
+
+def test_a_held_lock_times_out_with_filelocks_exception(tmp_path: Path) -> None:
+    path = tmp_path / "MEMORY.md.lock"
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(path)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        started = time.monotonic()
+        with pytest.raises(Timeout):
+            locking.FlockLock(str(path)).acquire(0.3)
+        assert 0.3 <= time.monotonic() - started < 5
+        # And through memhost.files.locked, as every store write takes it.
+        with pytest.raises(Timeout), locked(tmp_path / "MEMORY.md", timeout=0.2):
+            pass
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.write("\n")
+        holder.stdin.close()
+        holder.wait(10)
+    lock = locking.FlockLock(str(path))
+    lock.acquire(1)  # free again once the other process let go
+    lock.release()
+
+
+def _waiting(path: Path) -> tuple[int, locking.FlockLock, threading.Thread, dict]:
+    """A lock held on ``path`` (its descriptor) and a FlockLock polling for it in a thread."""
+    first = _hold(path)
+    waiter = locking.FlockLock(str(path))
+    thread, outcome = _acquire_in_thread(waiter, 10)
+    time.sleep(0.1)  # the waiter is polling the first file
+    return first, waiter, thread, outcome
+
+
+def test_a_lock_file_replaced_while_waiting_is_not_a_false_lock(tmp_path: Path) -> None:
+    path = tmp_path / "MEMORY.md.lock"
+    first, waiter, thread, outcome = _waiting(path)
+    replacement = tmp_path / "new.lock"
+    replacement.touch()
+    os.replace(replacement, path)
+    second = _hold(path)  # someone else holds the file now at the path
+    os.close(first)  # the waiter gets the old file, and must see it is no longer the lock
+    time.sleep(0.3)
+    assert "at" not in outcome and thread.is_alive(), outcome
+    released = time.monotonic()
+    os.close(second)
+    thread.join(10)
+    assert outcome.get("at", 0) >= released, outcome
+    assert outcome["inode"] == os.stat(path).st_ino
+    waiter.release()
+
+
+def test_a_lock_file_deleted_while_waiting_is_recreated(tmp_path: Path) -> None:
+    path = tmp_path / "MEMORY.md.lock"
+    first, waiter, thread, outcome = _waiting(path)
+    path.unlink()
+    os.close(first)
+    thread.join(10)
+    assert "error" not in outcome and path.exists()
+    assert outcome["inode"] == os.stat(path).st_ino  # it holds the file at the path
+    other = os.open(path, os.O_RDWR)
+    with pytest.raises(BlockingIOError):  # and it really excludes
+        fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    os.close(other)
+    waiter.release()
+
+
+def test_a_symlinked_lock_file_is_refused_and_its_target_untouched(tmp_path: Path) -> None:
+    target = tmp_path / "elsewhere"
+    target.write_text("precious", encoding="utf-8")
+    os.chmod(target, 0o644)
+    link = tmp_path / "MEMORY.md.lock"
+    link.symlink_to(target)
+    with pytest.raises(OSError):
+        locking.FlockLock(str(link)).acquire(1)
+    assert target.read_text(encoding="utf-8") == "precious"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o644
+
+
+def test_a_loose_lock_file_is_tightened_to_0600(tmp_path: Path) -> None:
+    path = tmp_path / "MEMORY.md.lock"
+    path.touch()
+    os.chmod(path, 0o644)
+    lock = locking.FlockLock(str(path))
+    lock.acquire(1)
+    lock.release()
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_processes_on_filelock_and_on_flock_exclude_each_other(tmp_path: Path) -> None:
+    path = tmp_path / "MEMORY.md.lock"
+    mine = locking.FlockLock(str(path))
+    mine.acquire(1)
+    try:
+        with pytest.raises(Timeout):
+            FileLock(str(path)).acquire(timeout=0.2)
+    finally:
+        mine.release()
+    FileLock(str(path)).acquire(timeout=1)  # released: free for either
+
+
+def test_without_flock_the_lock_is_filelocks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(locking, "fcntl", None)
+    lock = locking.process_lock(str(tmp_path / "MEMORY.md.lock"))
+    assert not isinstance(lock, locking.FlockLock)
+    holder = _hold(tmp_path / "MEMORY.md.lock")  # filelock keeps it out all the same
+    try:
+        with pytest.raises(Timeout):
+            lock.acquire(0.2)
+    finally:
+        os.close(holder)
+    lock.acquire(1)
+    lock.release()
+
+
+def test_a_child_forked_while_the_lock_is_held_does_not_keep_it(tmp_path: Path) -> None:
+    if not hasattr(os, "fork"):
+        pytest.skip("needs fork")
+    path = tmp_path / "MEMORY.md.lock"
+    lock = locking.FlockLock(str(path))
+    lock.acquire(1)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child sleeps holding a copy of the descriptor
+        os.close(write)
+        os.read(read, 1)
+        os._exit(0)
+    os.close(read)
+    try:
+        lock.release()
+        other = locking.FlockLock(str(path))
+        other.acquire(1)  # would time out if the child's copy still held the lock
+        other.release()
+    finally:
+        os.close(write)
+        os.waitpid(pid, 0)
