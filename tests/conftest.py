@@ -6,6 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Property tests check behaviour, never speed: on a machine whose cores are shared (pytest-xdist
+# runs the suite on all of them, and CI machines run other jobs) drawing an example or running one
+# can take seconds, which must not fail a test. Tests that set their own settings keep them.
+settings.register_profile("memhost", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("memhost")
 
 
 @pytest.fixture
