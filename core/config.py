@@ -246,7 +246,9 @@ def load_config(home: Path) -> Config:
 def read_config(home: Path) -> tuple[Config, str | None]:
     """The config for commands that only look (and for repairing it): every valid setting, the
     default for each wrong one, and what is wrong (``None`` when nothing is). A file that is not
-    TOML at all gives every default."""
+    TOML at all gives every default. A home other users can write is refused all the same: its
+    config says which code runs, so there is nothing safe to show from it."""
+    refuse_shared_dir(home, "the memhost home")
     path = config_path(home)
     try:
         document = _read_document(path)

@@ -111,7 +111,8 @@ def test_the_sync_host_runs(home: Path, server: FakeLLM, tmp_path: Path) -> None
     assert "USER.md [1] The user's name is Ada. (by foreground, session chat-1)" in out
     assert user_md(home) == "The user's name is Ada."
     kinds = stored_kinds(home / "recall.db")
-    assert kinds.count("turn") == 3 and kinds.count("session") == 2  # rotate("new") + end
+    # Each of the 3 turns is kept as two items (the message and the reply).
+    assert kinds.count("turn") == 2 * 3 and kinds.count("session") == 2  # rotate("new") + end
     # After rotate("new") the system prompt the model got held what the first session saved.
     assert "The user's name is Ada." in server.log()[-1].messages[0]["content"]
 

@@ -134,7 +134,7 @@ def test_postgres_keeps_float_arrays_and_reranks_the_same(home: Path,
     made.initialize(session_id="now", home=home, context="primary", config={
         "dsn": require_postgres(), "schema": schema, "user_id": "sem",
         "embedder": "openai", "embedder_model": "fake-embed", "embedder_url": server.url,
-        "embedder_key": "sk-test-embed"})
+        "embedder_key": "sk-test-embed"}, user_id="")
     lite = _sqlite(home / "lite", server)
     try:
         _feed(made)
