@@ -113,7 +113,8 @@ def check_rows(rows: dict[str, list[tuple[str, str]]]) -> None:
     for index in range(USERS):
         stored = rows[user_id(index)]
         kinds = sorted(kind for kind, _ in stored)
-        assert kinds == sorted(["turn"] * TURNS + ["fact"] * TURNS), (index, kinds)
+        # Each turn is kept as two recall items (the message and the reply).
+        assert kinds == sorted(["turn"] * 2 * TURNS + ["fact"] * TURNS), (index, kinds)
         for _, body in stored:
             assert codeword(index) in body, (index, body)
             assert not (words - {codeword(index)}) & set(body.replace(".", " ").split())
