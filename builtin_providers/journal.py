@@ -231,8 +231,12 @@ def encode(gen: int, record: dict[str, Any]) -> bytes:
     return _line({"g": gen, **record})
 
 
+#: Built once: ``json.dumps`` with any option builds an encoder per call.
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
 def _line(record: dict[str, Any]) -> bytes:
-    body = json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    body = _ENCODE(record).encode("utf-8")
     return b"%08x %s\n" % (zlib.crc32(body), body)
 
 

@@ -122,8 +122,15 @@ class MemoryStore(WriteChecks):
             data, ident = self._files[target].read()
         except OSError as exc:
             raise Unreadable(f"{exc.strerror or exc}") from None
-        raw = "" if data is None else _decode(data)
-        settled = self._files[target].settle(raw, ident)
+        try:
+            raw: str | None = "" if data is None else _decode(data)
+            problem = None
+        except Unreadable as exc:  # what a power cut mid-write leaves may still be settled
+            raw, problem = None, exc
+        settled = self._files[target].settle(raw, data, ident)
+        if settled is None:
+            assert problem is not None
+            raise problem
         if settled is not raw:
             data, ident = self._files[target].read()
         return settled, ident
@@ -155,10 +162,15 @@ class MemoryStore(WriteChecks):
             if not self.enabled[target]:
                 continue
             try:
-                raw = self.read_raw(target)
+                try:
+                    raw: str | None = self.read_raw(target)
+                except Unreadable:
+                    raw = None  # unless a crash cut a committed write short: settled below
                 if self._files[target].unsettled(raw):  # a crash kept a committed write out
                     with locked(self.path(target), self.lock_timeout):
                         raw, _ = self._read_for_write(target)
+                if raw is None:
+                    raw = self.read_raw(target)  # raises Unreadable again
             except (Unreadable, OSError, Timeout) as exc:
                 log.warning("%s could not be read (%s); it is left out of this session's prompt",
                             self.path(target), exc)
@@ -411,13 +423,14 @@ class MemoryStore(WriteChecks):
         meta = entrymeta.written(current, changes, after, now=now, origin=origin,
                                  session_id=session_id)
         self._files[target].commit(ident, remember(after), archived=archived, meta=meta,
-                                   now=now, entries=before)
+                                   now=now, entries=before, current=current)
         from memhost.review.curator import record_usage
 
         try:  # the fullness history behind doctor's trend; optional
             record_usage(self.folder, target, joined_length(after), self.limits[target], now)
         except (OSError, Timeout) as exc:
             log.warning("could not update the usage history in %s: %s", self.folder, exc)
+
 
 def _decode(data: bytes) -> str:
     if data.startswith(codecs.BOM_UTF8):  # what "utf-8-sig" does, without importing that codec
