@@ -110,6 +110,17 @@ class StoreFile:
         self.archive = archive
         self.journal_bytes = journal_bytes
 
+    def sweep(self) -> None:
+        """Delete temp files a killed writer left beside the file (its data, sidecar or backups).
+
+        Called under the file's lock, and every temp file for it is written under that lock,
+        so none of them can belong to a live writer; without this they pile up after each
+        crash. (The one exception is the scan-verdict cache, :mod:`verdicts`, saved without
+        the lock: a temp file of it deleted here only makes that save fail, and that cache is
+        losable.)
+        """
+        _sweep(self._folder, self._prefix)
+
     # -- reading ------------------------------------------------------------------------------
 
     def read(self) -> tuple[bytes | None, list[int] | None]:
@@ -261,20 +272,13 @@ class StoreFile:
         return max(wanted, journal.INITIAL_BYTES, 4 * largest)
 
 
-def sweep_temp_files(path: Path) -> None:
-    """Delete temp files a killed writer left beside ``path`` (its data, sidecar or backups).
-
-    Called under ``path``'s lock, and every temp file for ``path`` is written under that lock,
-    so none of them can belong to a live writer; without this they pile up after each crash.
-    (The one exception is the scan-verdict cache, :mod:`verdicts`, saved without the lock: a
-    temp file of it deleted here only makes that save fail, and that cache is losable.)
-    """
-    prefix = f".{path.name}."
+def _sweep(folder: str, prefix: str) -> None:
     try:
-        names = os.listdir(path.parent)  # cheaper than Path.glob, which compiles a pattern
+        names = os.listdir(folder)  # cheaper than Path.glob, which compiles a pattern
     except OSError:
         return
+    shortest = len(prefix) + 4
     for name in names:
-        if name.startswith(prefix) and name.endswith(".tmp") and len(name) >= len(prefix) + 4:
+        if name.startswith(prefix) and name.endswith(".tmp") and len(name) >= shortest:
             with contextlib.suppress(OSError):
-                os.unlink(path.parent / name)
+                os.unlink(f"{folder}{os.sep}{name}")

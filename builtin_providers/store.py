@@ -31,7 +31,7 @@ from memhost.builtin_providers import (
 )
 from memhost.builtin_providers.archive import Archive, new_id
 from memhost.builtin_providers.checks import CURATOR_ORIGIN, WriteChecks
-from memhost.builtin_providers.commit import StoreFile, sweep_temp_files
+from memhost.builtin_providers.commit import StoreFile
 from memhost.builtin_providers.entries import (
     FILENAMES,
     TARGETS,
@@ -365,7 +365,7 @@ class MemoryStore(WriteChecks):
         try:
             with locked(path, self.lock_timeout):  # creates the folder (0700) if needed
                 crashpoints.reached("locked")
-                sweep_temp_files(path)
+                self._files[target].sweep()
                 try:
                     raw, ident = self._read_for_write(target)
                 except Unreadable as exc:
