@@ -7,8 +7,8 @@ operation on the fresh entry list, then one durable commit of the new text with 
 records of whatever it replaces or removes and its metadata (:mod:`.commit`), and the atomic
 replace of the file. Responses never echo the whole store on success.
 
-The checks and refusals are in :mod:`.checks`, batches in :mod:`.batch`, the answers in
-:mod:`.outcomes`.
+The checks and refusals are in :mod:`.checks`, batches in :mod:`.batch`, the writes that are
+not the model's own edits in :mod:`.maintenance`, the answers in :mod:`.outcomes`.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from memhost.builtin_providers import (
     verdicts,
 )
 from memhost.builtin_providers.archive import Archive, new_id
-from memhost.builtin_providers.checks import CURATOR_ORIGIN, WriteChecks
+from memhost.builtin_providers.checks import CURATOR_ORIGIN
 from memhost.builtin_providers.commit import StoreFile
 from memhost.builtin_providers.entries import (
     FILENAMES,
@@ -40,6 +40,7 @@ from memhost.builtin_providers.entries import (
     parse,
     remember,
 )
+from memhost.builtin_providers.maintenance import Maintenance
 from memhost.builtin_providers.outcomes import (
     SAVED_NOTE,
     Change,
@@ -66,7 +67,7 @@ __all__ = ["CURATOR_ORIGIN", "FILENAMES", "SAVED_NOTE", "TARGETS", "Change", "Me
            "Outcome", "Unreadable"]
 
 
-class MemoryStore(WriteChecks):
+class MemoryStore(Maintenance):
     """``<home>/memories/MEMORY.md`` (target ``memory``) and ``USER.md`` (target ``user``)."""
 
     def __init__(self, home: Path, *, memory_char_limit: int = 2200, user_char_limit: int = 1375,
@@ -302,60 +303,6 @@ class MemoryStore(WriteChecks):
                 return exc.outcome
         return self._mutate(target, batch.edit(self, target, prepared, origin), origin=origin,
                             session_id=session_id)
-
-    def resolve(self, target: str, old_text: str, action: str = "replace") -> Outcome:
-        """Find the entry ``old_text`` designates without changing anything (for staging)."""
-        try:
-            old = self.clean_old_text(old_text)
-            entries = self.entries(target)
-            return Outcome({"success": True, "matched_entry": entries[
-                self.locate(target, entries, old, action, None)]})
-        except OpError as exc:
-            return exc.outcome
-        except Unreadable as exc:
-            return self.unreadable(target, exc)
-
-    def replace_all(self, target: str, expected: list[str], entries: list[str], *,
-                    origin: str = "cli", session_id: str = "") -> Outcome:
-        """Replace the whole entry list with ``entries`` (``memhost memory fix``); every entry it
-        drops is archived. Refused when the file no longer holds ``expected``."""
-        def op(current: list[str]) -> tuple[list[str], str, dict[str, Any], list[Change]]:
-            if current != expected:
-                raise OpError(f"{FILENAMES[target]} changed since the repair was planned; "
-                               "nothing was changed. Run it again.", counts=False)
-            changes = [Change("remove", target, "", e) for e in current if e not in entries]
-            changes += [Change("add", target, e) for e in entries if e not in current]
-            return list(entries), "Entries rewritten.", {}, changes
-
-        return self._mutate(target, op, check_drift=False, origin=origin, session_id=session_id)
-
-    def restore(self, archive_id: str, *, origin: str = "restore", session_id: str = "") -> Outcome:
-        """Put an archived entry back into the store it came from."""
-        record = self.archive.get(archive_id)
-        if record is None:
-            return fail(f"No archived entry has the id '{archive_id}'. "
-                         "List them with `memhost memory history`.")
-        outcome = self.add(record.target, record.text, origin=origin, session_id=session_id)
-        if outcome.ok:
-            outcome.response["restored_id"] = archive_id
-        return outcome
-
-    def update_metadata(self, target: str, entry: str, **fields: Any) -> None:
-        """Set sidecar fields (``pinned``, ``confirmed``, ``review_after``…) of one entry."""
-        path = self.path(target)
-        with locked(path, self.lock_timeout):
-            raw, _ = self._read_for_write(target)
-            entries = parse(raw)
-            if entry not in entries:
-                raise ValueError("that entry is no longer in the store")
-            key = entrymeta.entry_key(entry)
-            record = dict(entrymeta.view(path).get(key) or {})
-            for name, value in fields.items():
-                if value is None:
-                    record.pop(name, None)
-                else:
-                    record[name] = value
-            self._files[target].note_metadata({key: record}, entries)
 
     # -- machinery -----------------------------------------------------------------------------
 
