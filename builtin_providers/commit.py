@@ -7,16 +7,18 @@ A write (always under the memory file's lock, see :mod:`memhost.builtin_provider
    text, the archive records of what the write replaced or removed, the metadata it set, and the
    identity (inode, size, times) of the file as it was read; then syncs it. **That sync is the
    commit**, and the only one on the way: from here the write survives a crash or a power cut;
-3. writes the new text to the temp file and renames it over the memory file, without a sync of
-   its own: the journal already holds that text.
+3. writes the new text to the temp file (its blocks allocated first, see :func:`_preallocate`)
+   and renames it over the memory file, without a sync of its own: the journal already holds
+   that text.
 
-If the process dies between 2 and 3, or a power cut undoes the rename (or, on a filesystem that
-does not order data before renames, leaves the renamed file empty), the file no longer holds
-the text of the journal's last record. The next write, or session start, then puts it right
-(:meth:`StoreFile.settle`), but only when nothing else changed the file since: it still has
-exactly the identity the record says it was read with (the rename never happened), or it is the
-very inode the record wrote and holds nothing (its data never reached the disk). Any other
-difference is an edit made outside memhost after the write, and it is left alone.
+If the process dies between 2 and 3, or a power cut undoes the rename (or keeps the rename but
+not all of the renamed file's data: it is then empty, or has ranges of zeros where allocated
+blocks were never written), the file no longer holds the text of the journal's last record. The
+next write, or session start, then puts it right (:meth:`StoreFile.settle`), but only when
+nothing else changed the file since: it still has exactly the identity the record says it was
+read with (the rename never happened), or it is the very inode the record wrote and holds
+nothing, or the record's bytes with zeroed ranges (its data never fully reached the disk). Any
+other difference is an edit made outside memhost after the write, and it is left alone.
 
 The folder fsync that made each rename durable now runs at each checkpoint, when the journal's
 records are folded into the long-lived files and dropped (:meth:`StoreFile.checkpoint`): until
