@@ -6,7 +6,7 @@ create, a re-open, a failing ``mkdir``, a path walk, ~30 ``getpid`` calls), ~230
 against ~15 µs for opening the lock file, ``flock`` and closing it. Where ``fcntl.flock``
 exists this module does the latter and keeps what ``filelock`` guaranteed:
 
-* a **timeout**: a blocking ``flock`` on a helper thread, waited for until the deadline, then
+* a **timeout**: a blocking ``flock`` on a thread of its own, waited for until the deadline, then
   ``filelock.Timeout`` (the same exception, so callers need not care which lock they got); a
   negative timeout waits for ever. The kernel hands a released lock to a blocked waiter at once,
   where polling (``filelock`` polls every 50 ms) left it idle until the next poll;
