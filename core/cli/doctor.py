@@ -289,7 +289,7 @@ def check_pending(ctx: Context) -> dict[str, Any]:
 
 
 def check_providers(ctx: Context) -> dict[str, Any]:
-    from memhost.cli.providers import doctor_section
+    from memhost.cli.providers_doctor import doctor_section
 
     return doctor_section(ctx)
 
