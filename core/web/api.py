@@ -57,9 +57,10 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint("GET", "/api/memory", memory, "Both memory stores with their entries", "memory"),
     Endpoint("POST", "/api/memory/{target}", write_memory,
              "Add, replace or remove entries (the memory tool's rules)", "memory",
-             body=object_schema({"action": {"enum": ["add", "replace", "remove"]},
-                                 "content": {"type": "string"}, "old_text": {"type": "string"},
-                                 "operations": {"type": "array", "items": ANY_OBJECT}}),
+             body=object_schema({
+                 "action": {"enum": ["add", "replace", "remove"]},
+                 "content": {"type": "string"}, "old_text": {"type": "string"},
+                 "operations": {"type": "array", "items": ANY_OBJECT}}),
              errors={400: "bad body", 404: "unknown store", 422: "refused by the tool's rules"}),
     Endpoint("GET", "/api/pending", list_pending, "Memory writes waiting for approval",
              "approvals"),

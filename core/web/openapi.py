@@ -98,10 +98,10 @@ def document(port: int, endpoints: Iterable[Endpoint]) -> dict[str, Any]:
                            "name": f"memhost_settings_{port}"},
             },
             "schemas": {
-                "Error": object_schema({"error": {"type": "string"},
-                               "fields": {"type": "object",
-                                          "additionalProperties": {"type": "string"}},
-                               "result": ANY_OBJECT}, ("error", "fields")),
+                "Error": object_schema({
+                    "error": {"type": "string"},
+                    "fields": {"type": "object", "additionalProperties": {"type": "string"}},
+                    "result": ANY_OBJECT}, ("error", "fields")),
                 "ProviderSettings": object_schema({
                     "name": {"type": "string"}, "label": {"type": "string"},
                     "has_schema": {"type": "boolean"}, "active": {"type": "boolean"},
