@@ -18,9 +18,9 @@ def _secrets(name: str, path: Path | None, home: Path) -> tuple[dict[str, bool],
     try:
         schema = load_config_schema(path)
     except Exception as exc:
-        from memhost.authoring.checker import _error
+        from memhost.authoring.hookrunner import error_text
 
-        return {}, [], _error(exc)
+        return {}, [], error_text(exc)
     env = EnvStore(home)
     state = {f.env_key or "": env.is_set(f.env_key or "") for f in schema.secret_fields()}
     missing = [f.key for f in schema.secret_fields() if f.required and not state[f.env_key or ""]]
@@ -32,7 +32,7 @@ def doctor_section(ctx: Any) -> dict[str, Any]:
     active (and why not), every provider found, load failures, shadows, blocked names and which
     secrets are set (names only)."""
     from memhost import discovery
-    from memhost.authoring.checker import availability
+    from memhost.authoring.availability import availability
     from memhost.cli.config import table_problems
     from memhost.cli.doctor import section
     from memhost.health import probe

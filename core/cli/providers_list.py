@@ -35,7 +35,7 @@ def provider_rows(home: Path, *, check: bool = False) -> dict[str, Any]:
         row = candidate.as_dict()
         row["configured"] = candidate.name == configured
         if check:
-            from memhost.authoring.checker import availability
+            from memhost.authoring.availability import availability
 
             status, reason = availability(candidate, home, tables.get(candidate.name))
             if status == "available" and row["configured"]:

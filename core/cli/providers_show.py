@@ -12,7 +12,7 @@ from memhost.cli.providers_list import configured_provider, status_text
 
 def cmd_show(args: argparse.Namespace) -> int:
     from memhost import discovery
-    from memhost.authoring.checker import HookRunner, _error
+    from memhost.authoring.hookrunner import HookRunner, error_text
     from memhost.errors import ProviderError
     from memhost.toolschemas import RESERVED_TOOL_NAMES, SchemaProblem, normalise_tool_schema
 
@@ -46,7 +46,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     except ProviderError as exc:
         data["load_error"] = str(exc)
     except Exception as exc:
-        data["load_error"] = _error(exc)
+        data["load_error"] = error_text(exc)
     try:
         from memhost.schema.settings import SettingsService
 
@@ -55,7 +55,7 @@ def cmd_show(args: argparse.Namespace) -> int:
                                                       "has_schema", "fields", "missing",
                                                       "unknown_keys") if k in described}
     except Exception as exc:
-        data["settings_error"] = _error(exc)
+        data["settings_error"] = error_text(exc)
     if args.json:
         _common.print_json(data)
     else:

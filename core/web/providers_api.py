@@ -37,7 +37,7 @@ def _status(candidate: Any, home: Path, table: dict[str, Any] | None,
     """``active``, ``available``, ``unavailable``, ``failed`` or ``blocked``, with the reason.
     Loads the provider to ask ``check_available`` (bounded in time), as ``providers list --check``
     does."""
-    from memhost.authoring.checker import availability
+    from memhost.authoring.availability import availability
     from memhost.cli.progress import step
 
     # Loading a provider can wait on its import; a slow one is said on the server's stderr.
