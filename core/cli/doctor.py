@@ -172,7 +172,7 @@ def check_config(ctx: Context) -> dict[str, Any]:
 
 def check_store(ctx: Context, target: str) -> dict[str, Any]:
     from memhost.builtin_providers import entrymeta
-    from memhost.cli.memory import describe_store, over_budget
+    from memhost.cli.memory_show import describe_store, over_budget
 
     store = ctx.store
     info = describe_store(store, ctx.settings, target)

@@ -47,7 +47,7 @@ def _describe_store(store: Any, config: Any, target: str) -> dict[str, Any]:
     that description takes one)."""
     import inspect
 
-    from memhost.cli.memory import describe_store
+    from memhost.cli.memory_show import describe_store
 
     options: dict[str, Any] = {}
     if "stale_after_days" in inspect.signature(describe_store).parameters:
