@@ -1,8 +1,9 @@
 """Review: deciding what is worth remembering, and who has the last word.
 
 :mod:`~memhost.review.background` is the background review that, after some turns, takes a second
-look at the conversation (what its model reads is :mod:`~memhost.review.prompt`, what it reports
-:mod:`~memhost.review.outcome`, and :mod:`~memhost.review.reviewthread` tells its thread apart);
+look at the conversation (its conversation with the model is :mod:`~memhost.review.reviewloop`,
+what its model reads :mod:`~memhost.review.prompt`, what it reports :mod:`~memhost.review.outcome`,
+and :mod:`~memhost.review.reviewthread` tells its thread apart);
 :mod:`~memhost.review.llm` is the chat-model vocabulary it talks in, :mod:`~memhost.review.client`
 the OpenAI-compatible client and :mod:`~memhost.review.wire` what such a server sends back;
 :mod:`~memhost.review.approval` is write approval (the gate, approving and rejecting), on
