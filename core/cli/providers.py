@@ -24,7 +24,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "and through the 'memhost.providers' entry point of installed packages "
                     "(first one seen wins).")
     sub = parser.add_subparsers(dest="providers_command", metavar="SUBCOMMAND")
-    parser.set_defaults(func=lambda _args: (parser.print_help(), 2)[1])
+    parser.set_defaults(func=lambda args: _common.usage(parser))
 
     p = sub.add_parser("list", help="every provider found, with its source and status",
                        description="List providers from manifests and entry-point metadata "
