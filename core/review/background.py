@@ -43,7 +43,7 @@ from memhost.review.approval import ApprovalGate
 # (memhost.review.outcome) are modules of their own; their names are importable from here too.
 from memhost.review.outcome import ReviewResult, summarize
 from memhost.review.prompt import NOTHING_TO_SAVE, REVIEW_PROMPT, render_transcript
-from memhost.review.reviewloop import ORIGIN, THREAD_NAME, ReviewLoop, _Cancelled
+from memhost.review.reviewloop import ORIGIN, THREAD_NAME, ReviewLoop, ReviewCancelled
 from memhost.review.reviewthread import _local, deny_on_review_thread, in_review_thread
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -174,7 +174,7 @@ class Reviewer(ReviewLoop):
         _local.active, _local.reviewer, _local.result = True, self, result
         try:
             self._review(transcript, result, cancel)
-        except _Cancelled:
+        except ReviewCancelled:
             result.status = "cancelled"
             self.counts["cancelled"] += 1
             log.info("background review cancelled by a new turn")

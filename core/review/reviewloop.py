@@ -30,13 +30,13 @@ ORIGIN = BACKGROUND
 THREAD_NAME = "memhost-review"
 
 
-class _Cancelled(Exception):
-    pass
+class ReviewCancelled(Exception):
+    """Raised on the review's thread when a new live turn asked the review to stop."""
 
 
 def _check(cancel: threading.Event) -> None:
     if cancel.is_set():
-        raise _Cancelled
+        raise ReviewCancelled
 
 
 class ReviewLoop:
@@ -134,7 +134,7 @@ class ReviewLoop:
         threading.Thread(target=call, name=f"{THREAD_NAME}-call", daemon=True).start()
         while not done.wait(0.05):
             if cancel.is_set():
-                raise _Cancelled
+                raise ReviewCancelled
         if "error" in box:
             raise box["error"]
         return box["reply"]
