@@ -32,6 +32,7 @@ from memhost.fencing import build_context_block
 from memhost.home import config_path, memhost_home
 from memhost.outbox import Journal, Outbox, Record
 from memhost.health import health_problems
+from memhost.healthrecord import HealthRecorder
 from memhost.providers import FAILED, Provider, ProviderSet
 from memhost.review.approval import ApprovalGate, PendingStore
 from memhost.security.masking import scrub_value
@@ -236,6 +237,8 @@ class MemoryManager:
             self._external = provider
             self._outbox, self._journal = outbox, journal
             self._dead = DeadLetters(self.home, name)
+            recorder = HealthRecorder(self.home, name)  # what doctor reports of a running host
+            provider.health.watch(recorder, recorder.initial_state())
             # Writes an earlier manager left behind are replayed once the provider has been
             # initialised (a provider opens its connection there), and before any new write.
             self._replay_due = True
