@@ -36,6 +36,7 @@ def doctor_section(ctx: Any) -> dict[str, Any]:
     from memhost.cli.config import table_problems
     from memhost.cli.doctor import section
     from memhost.health import probe
+    from memhost.healthrecord import describe, read_record
 
     home = ctx.home
     problems: list[str] = []
@@ -53,9 +54,17 @@ def doctor_section(ctx: Any) -> dict[str, Any]:
         if is_configured and status == "available":
             # check_available never touches the network; starting it shows a service it
             # cannot reach.
-            reason = probe(candidate, home, tables.get(candidate.name),
-                           ctx.settings.hook_timeout) or ""
-            status, active = ("unavailable", False) if reason else ("active", True)
+            state, reason = probe(candidate, home, tables.get(candidate.name),
+                                  ctx.settings.hook_timeout)
+            active = state != "unavailable"
+            status = "active" if state == "ok" else state
+            if state == "degraded":
+                problems.append(f"provider {candidate.name!r} is degraded: its recall failed "
+                                f"when doctor asked: {reason}")
+            elif state == "ok" and (seen := read_record(home, candidate.name)):
+                # It answers doctor, but a running host saw its calls keep failing.
+                status, reason = "degraded", describe(seen)
+                problems.append(f"provider {candidate.name!r} is {reason}")
         rows.append({**candidate.as_dict(), "status": status, "reason": reason,
                      "configured": is_configured})
         state, missing, schema_error = _secrets(
@@ -90,7 +99,8 @@ def doctor_section(ctx: Any) -> dict[str, Any]:
             why = discovery.unknown_name_message(configured, found.names(), home)
         else:
             row = next(r for r in rows if r["name"] == configured)
-            why = f"{row['status']}: {row['reason']}" if row["status"] != "active" else ""
+            running = row["status"] in ("active", "degraded")  # degraded: listed as a problem
+            why = "" if running else f"{row['status']}: {row['reason']}"
         if why:
             active = False
             problems.insert(0, f"configured provider {configured!r} (memory.provider) is not "
