@@ -7,7 +7,7 @@ The ranking is :func:`memhost.recall.search`'s, on the terms memhost made of eac
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import psycopg
@@ -63,24 +63,29 @@ class Backend:
         self.df = counts
         return counts, live, total
 
-    def candidates(self, terms: Sequence[str], *, window: int, every_limit: int,
-                   filters: recall.Filters) -> dict[int, set[str]]:
-        """The newest ``2 * window`` items (by the ``(user_id, id)`` index) that hold any
+    def candidates(self, weights: Mapping[str, float], *, window: int, every_limit: int,
+                   limit: int, filters: recall.Filters) -> list[recall.Hit]:
+        """From the newest ``2 * window`` items (by the ``(user_id, id)`` index) that hold any
         searched term, and every item of the terms that :attr:`df` says are rare (at most
-        ``2 * window`` items each, through the GIN index). ``every_limit`` needs no walk of its
-        own: an item holding every term is among the newest or holds a rare term, or is as
-        far back as the windows of the common ones."""
+        ``2 * window`` items each, through the GIN index), the ``limit`` with the highest
+        estimate. ``every_limit`` needs no walk of its own: an item holding every term is among
+        the newest or holds a rare term, or is as far back as the windows of the common ones."""
+        terms = list(weights)
         rare = [t for t in terms if self.df.get(t, 0) <= window * 2]
         params: dict[str, Any] = {
             "user": self.store.user_id, "since": filters.since, "until": filters.until,
-            "any": list(terms), "rare": rare, "recent": window * 2,
-            "rare_limit": window * 2 * max(1, len(rare))}
+            "any": terms, "rare": rare, "recent": window * 2,
+            "rare_limit": window * 2 * max(1, len(rare)), "kinds": list(filters.kinds),
+            "exclude": list(filters.exclude)}
         flags = []
         for number, term in enumerate(terms):
             params[f"t{number}"] = [term]
             flags.append(f"lexemes @> %(t{number})s::text[]")
         tested = ", ".join(flags)
-        when = time_clauses(filters)
+        # Conditions written so that no B-tree index applies to them (``|| ''``): they narrow
+        # rows the GIN index or the newest-first walk found.
+        when = time_clauses(filters) + (" AND (kind || '') = ANY(%(kinds)s) "
+                                        "AND NOT (id = ANY(%(exclude)s))")
         conn, q = self.conn, self.store._q
         # 1. Every item of the rare terms through the GIN index (a bitmap scan, the only kind a
         #    GIN index offers; no sequential scan); ``user_id || ''`` keeps the B-tree indexes
@@ -101,8 +106,11 @@ class Backend:
             f"SELECT id, {tested} FROM (SELECT id, lexemes FROM {{s}}.items "
             f"WHERE user_id = %(user)s {when} ORDER BY id DESC LIMIT %(recent)s) AS newest "
             "WHERE lexemes && %(any)s::text[]"), params).fetchall()
-        return {row[0]: {term for term, held in zip(terms, row[1:], strict=True) if held}
-                for row in rows}
+        found = {row[0]: [term for term, held in zip(terms, row[1:], strict=True) if held]
+                 for row in rows}
+        best = recall.retrieval.best_by_estimate(found, weights, limit)
+        order = {item: rank for rank, item in enumerate(best)}
+        return sorted(self.fetch(best, filters), key=lambda h: order[h.id])
 
     def fetch(self, ids: Sequence[int], filters: recall.Filters) -> list[recall.Hit]:
         if not ids:
@@ -122,8 +130,8 @@ class Backend:
              "until": filters.until}).fetchall()
         return [hit(row) for row in rows]
 
-    def neighbours(self, ids: Sequence[int],
-                   filters: recall.Filters) -> dict[int, list[recall.Hit]]:
+    def neighbours(self, ids: Sequence[int], filters: recall.Filters,
+                   known: Mapping[int, recall.Hit] | None = None) -> dict[int, list[recall.Hit]]:
         # Two probes of the (user_id, session_id, kind, id) index per item: the active turns
         # just before and after it in its session (pinned: no other index, one that would
         # need a sort by id, may be chosen on a table without statistics).
@@ -137,7 +145,8 @@ class Backend:
             f"{probe.format(a='n', op='>', order='ASC')} FROM {{s}}.items AS s "
             "WHERE s.id = ANY(%s) AND (s.user_id || '') = %s"),
             (list(ids), self.store.user_id)).fetchall()
-        return recall.retrieval.neighbour_hits(rows, lambda wanted: self.fetch(wanted, filters))
+        return recall.retrieval.neighbour_hits(rows, lambda wanted: self.fetch(wanted, filters),
+                                               known)
 
     def vectors(self, ids: Sequence[int], model: str) -> dict[int, list[float]]:
         if not ids:
