@@ -18,6 +18,9 @@ def _quote(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
+#: How many postings (in windows) the walk for the items holding every searched term reads.
+EVERY_POSTINGS = 10
+
 #: The columns a :class:`memhost.recall.Hit` is made of, on ``items AS i``.
 HIT = "i.id, i.kind, i.body, i.created_at, i.session_id, i.role, i.terms"
 
@@ -52,6 +55,9 @@ class Backend:
     def __init__(self, conn: sqlite3.Connection, *, vector_search: bool = False) -> None:
         self.conn = conn
         self.vector_search = vector_search
+        #: What :meth:`statistics` read (the candidates' walks are sized by it).
+        self.df: dict[str, int] = {}
+        self.live = 0
 
     def statistics(self, terms: Sequence[str]) -> tuple[dict[str, int], int, int]:
         conn = self.conn
@@ -59,20 +65,22 @@ class Backend:
         df = dict(conn.execute(f"SELECT stem, df FROM terms WHERE stem IN ({marks})",
                                list(terms)).fetchall())
         counts = dict(conn.execute("SELECT name, value FROM counts").fetchall())
-        return df, counts.get("live", 0), counts.get("length", 0)
+        self.df, self.live = df, counts.get("live", 0)
+        return df, self.live, counts.get("length", 0)
 
-    def _window(self, term_match: str, limit: int, filters: recall.Filters,
-                columns: str) -> tuple[str, list[Any]]:
+    def _window(self, term_match: str, limit: int, filters: recall.Filters, columns: str,
+                span: int | None = None) -> tuple[str, list[Any]]:
         """A subquery giving ``columns`` for the newest ``limit`` active items matching
         ``term_match``: a walk of the index's doclists in rowid order that stops at ``limit``
-        (with time filters, of the items in that time)."""
-        if not filters.by_time:
-            return (f"SELECT * FROM (SELECT {columns} FROM items_terms WHERE items_terms MATCH ? "
-                    "ORDER BY items_terms.rowid DESC LIMIT ?)", [term_match, limit])
+        (with time filters, of the items in that time), or, with ``span``, at the item
+        ``span`` ids older than the newest."""
         where, params = conditions(recall.Filters(since=filters.since, until=filters.until),
                                    kinds=False)
-        return (f"SELECT * FROM (SELECT {columns} FROM items_terms "
-                "JOIN items AS i ON i.id = items_terms.rowid "
+        if span is not None:
+            where += " AND items_terms.rowid > (SELECT max(id) FROM items) - ?"
+            params.append(span)
+        joined = "JOIN items AS i ON i.id = items_terms.rowid " if filters.by_time else ""
+        return (f"SELECT * FROM (SELECT {columns} FROM items_terms {joined}"
                 f"WHERE items_terms MATCH ? {where} ORDER BY items_terms.rowid DESC LIMIT ?)",
                 [term_match, *params, limit])
 
@@ -88,8 +96,14 @@ class Backend:
             walks.append(sql)
             params += [weight, *values]
         if len(weights) > 1 and every_limit > 0:
+            # FTS5 walks an AND newest first by stepping through every term's doclist, so an
+            # AND of common terms that few items satisfy would read all their postings (tens
+            # of milliseconds at 100,000 turns). The walk goes back over as many items as hold
+            # about EVERY_POSTINGS of the terms' postings between them.
+            postings = sum(self.df.get(t, 0) for t in weights) or 1
+            span = max(window, EVERY_POSTINGS * window * self.live // postings)
             sql, values = self._window(" AND ".join(map(_quote, weights)), every_limit, filters,
-                                       "items_terms.rowid AS id, 0 AS w, 1 AS every")
+                                       "items_terms.rowid AS id, 0 AS w, 1 AS every", span)
             walks.append(sql)
             params += values
         if not walks:
