@@ -10,9 +10,8 @@ stores fed the same turns rank them the same.
 
 from __future__ import annotations
 
-import heapq
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -89,16 +88,6 @@ def neighbour_hits(rows: Sequence[tuple[int, int | None, int | None]],
     return {origin: [found[i] for i in wanted if i in found] for origin, wanted in near.items()}
 
 
-def best_by_estimate(found: Mapping[int, Iterable[str]], weights: Mapping[str, float],
-                     limit: int) -> list[int]:
-    """The ``limit`` ids of ``found`` (id -> the searched terms it holds) with the highest
-    summed weight, best first, ties to the newer (higher) id: the cut a backend that collects
-    its candidates' terms in Python makes."""
-    weight = weights.__getitem__
-    estimates = [(sum(map(weight, set(held))), item) for item, held in found.items()]
-    return [item for _, item in heapq.nlargest(limit, estimates)]
-
-
 def plan(backend: Backend, query: str, options: ranking.Ranking,
          now: float | None = None) -> ranking.QueryPlan | None:
     """The query's plan, or ``None`` when it has nothing to search for."""
@@ -117,7 +106,7 @@ def score(plan: ranking.QueryPlan, hit: Hit) -> float:
     """Score ``hit`` in place (``score``, ``matched``, ``extra['coverage']``); returns the
     score."""
     made = hit.terms.split() if hit.terms is not None else terms_of(hit.body)
-    counts = {t: made.count(t) for t in plan.weights}  # a few C scans of a short list
+    counts = {t: made.count(t) for t in plan.weights}
     value, coverage = plan.score(counts, len(made))
     hit.matched = frozenset(t for t, n in counts.items() if n)
     hit.score = value * plan.boost(made, hit.created_at) if value else 0.0
@@ -147,6 +136,8 @@ def search(backend: Backend, query: str, *, filters: Filters = Filters(), limit:
     if made is None:
         return []
     wanted_count = max(limit, 1)
+    # Estimates can only fall short (a term outside its window is not counted), so nothing is
+    # dropped on them: they only choose which items get an exact score.
     found = backend.candidates({t: made.weights[t] for t in made.search_terms}, window=window,
                                every_limit=0 if made.has_rare(window) else wanted_count * 2,
                                limit=wanted_count * VERIFY_FACTOR, filters=filters)
@@ -216,5 +207,5 @@ def _lift_neighbours(backend: Backend, made: ranking.QueryPlan, top: list[Hit],
             known.score = max(known.score, own + weight * source[origin])
 
 
-__all__ = ["Backend", "Filters", "VERIFY_FACTOR", "WINDOW", "best_by_estimate", "diversify",
-           "neighbour_hits", "plan", "rank", "score", "search"]
+__all__ = ["Backend", "Filters", "VERIFY_FACTOR", "WINDOW", "diversify", "neighbour_hits", "plan",
+           "rank", "score", "search"]
