@@ -89,8 +89,6 @@ MAX_MODULE_LINES = 400
 STILL_SPLITTING = {
     "core/manager.py",
     "builtin_providers/store.py",
-    "plugins/sqlite/store.py",
-    "plugins/postgres/store.py",
 }
 
 
