@@ -92,8 +92,9 @@ _B64 = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{16,}={0,2}(?![A-Za-z0-9+/=]
 _HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){12,}(?![0-9A-Fa-f])")
 _LEET = {"0": "o", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "!": "i",
          "|": "l", "€": "e"}
-#: "1" stands for i as often as for l; each reading is its own view.
-_LEETS = (str.maketrans({**_LEET, "1": "i"}), str.maketrans({**_LEET, "1": "l"}))
+#: "1" stands for i as often as for l; each reading is its own view: "1" as i everywhere, and
+#: "1" read per word (:func:`_one_as`).
+_LEETS = (str.maketrans({**_LEET, "1": "i"}), None)
 _TOKEN = re.compile(r"[\w@$!|€]{3,}")
 _LEET_MARKS = re.compile(r"[0134579@$!|€]")
 
@@ -128,16 +129,36 @@ def _views(text: str) -> list[tuple[str, str]]:
     return views
 
 
-#: A leet mark with a letter on each side ("s3nd", "h4x0r"), or one leading two letters ("4ll");
-#: "m000", "ipv4" and "sha256" have none, and are left as they are.
-_LEET_INSIDE = re.compile(r"[^\W\d_][0134579@$!|€]+[^\W\d_]|^[0134579@$][^\W\d_]{2,}")
+#: A leet mark with a letter on each side ("s3nd", "h4x0r"), one leading two letters ("4ll"), or
+#: marks at both ends of letters ("4P1"), or a word ending in 3 or 0 for e or o ("th3"); "m000",
+#: "ipv4" and "sha256" have none, and are left as they are.
+_LEET_INSIDE = re.compile(r"[^\W\d_][0134579@$!|€]+[^\W\d_]|^[0134579@$][^\W\d_]{2,}"
+                          r"|^[0134579@$][^\W\d_]+[0134579@$!|€]$|^[^\W\d_]{2,}[03]$")
 
 
-def _unleet(token: str, table: dict[int, str]) -> str:
+def _unleet(token: str, table: dict[int, str] | None) -> str:
     """A word written with digits or symbols among its letters, read as letters."""
     if not _LEET_INSIDE.search(token):
         return token
+    if table is None:
+        token = _ONE.sub(_one_as, token)
+        table = _LEETS[0]
     return token.translate(table)
+
+
+#: A "1" with what stands around it in its word.
+_ONE = re.compile(r"(?<=(.))?1(?=(.))?")
+
+
+def _one_as(match: re.Match[str]) -> str:
+    """"1" as l where English puts an l: before an e ("ru13s", "f1le"), doubled ("a11"), or
+    ending a word after a vowel ("c0ntr01"); as i elsewhere ("d1sr3g4rd", "1nstruct10ns")."""
+    before, after = match.group(1) or "", match.group(2) or ""
+    if after in ("e", "E", "3", "1") or before == "1":
+        return "l"
+    if not after and before.lower() in ("a", "e", "o", "u", "0", "3", "4"):
+        return "l"
+    return "i"
 
 
 _BIDI_OVERRIDE = "\u202e"
