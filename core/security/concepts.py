@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 
-from memhost.security.lexicon import CHANNEL, CHANNEL_ANCHORS, G4, Feature
+from memhost.security.lexicon import CHANNEL, G4, Feature
 
 # -- vocabularies -----------------------------------------------------------------------------------
 
@@ -140,7 +140,7 @@ FEATURES: tuple[Feature, ...] = (
     F("prior_setup_void", 2.5, rf"{SETUP_PRIOR}[^\n]{{0,60}}?\b{VOID}", "override"),
     F("sole_authority", 3.0,
       rf"{THIS_TEXT}(?:\s+\S+){{0,3}}?\s+(?:is|are|will\s+be|remains?)\s+(?:now\s+)?(?:your|the)\s+"
-      r"(?:only|sole|single|one|final|highest|supreme|ultimate|real|true|primary)\s+(?:guid\w*|sources?"
+      r"(?:only|sole|single|final|highest|supreme|ultimate|primary)\s+(?:guid\w*|sources?"
       r"|authorit\w*|rules?|instruct\w*|truth|law|word|boss|master|reference|directive)"
       rf"|\b(?:go|act|work|operate|run|live)\s+by\s+{THIS_TEXT}\s+(?:alone|only|exclusively)\b"
       rf"|\b(?:obey|follow|trust|heed|listen\s+to|answer\s+to)\w*\s+{THIS_TEXT}(?:\s+\S+){{0,2}}?\s+"
@@ -151,8 +151,7 @@ FEATURES: tuple[Feature, ...] = (
       r"|\b(?:outrank|overrule|trump|take\w*\s+(?:precedence|priority)\s+over)\w*\s+(?:the\s+|your\s+"
       r"|any\s+)?(?:system\s+prompt|operator|developer|instruct\w*|guid\w*)"),
     # -- remote content, acted on --------------------------------------------------------------
-    F("remote_act", 5.0,
-      rf"{CHANNEL}[^\n]{{0,160}}?(?:{ACT_ON_RETURNED})|(?:{ACT_ON_RETURNED})[^\n]{{0,80}}?{CHANNEL}", "c2"),
+    F("remote_act", 5.0, ACT_ON_RETURNED, "c2", also=CHANNEL),
     F("act_on_returned", 2.0, ACT_ON_RETURNED, "c2"),
     # -- the entry keeps itself ----------------------------------------------------------------
     F("self_restore", 4.0,
@@ -232,10 +231,10 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "prior_guidance_void": _VOID_ANCHORS + _VOIDING_STEMS,
     "own_guidance_void": _VOID_ANCHORS + _VOIDING_STEMS,
     "prior_setup_void": _VOID_ANCHORS,
-    "sole_authority": ("only", "sole", "single", "final", "highest", "supreme", "ultimate", "real",
-                       "true", "primary", "one", "alone", "exclusively", "win", "prevail", "outrank",
+    "sole_authority": ("only", "sole", "single", "final", "highest", "supreme", "ultimate",
+                       "primary", "alone", "exclusively", "win", "prevail", "outrank",
                        "overrid", "overrul", "trump", "precedence", "priority", "first", "supersed"),
-    "remote_act": CHANNEL_ANCHORS,
+    "remote_act": _RETURNED_ANCHORS,
     "act_on_returned": _RETURNED_ANCHORS,
     "self_restore": tuple(w.split()[0] for w in _GONE_WORDS),
     "self_copy": ("cop", "duplicat", "clone", "backup"),

@@ -86,6 +86,10 @@ class Feature:
     family: str = ""
     #: Case-sensitive when the shape is (role lines are matched case-insensitively anyway).
     flags: int = re.IGNORECASE
+    #: A second part the text must also hold, anywhere (case-insensitive): a concept of two parts
+    #: ("act on what comes back" and "a place outside") costs one search for the rarer part, and
+    #: the other only when that one matched.
+    also: str = ""
 
     @property
     def group(self) -> str:
@@ -93,5 +97,8 @@ class Feature:
 
     def compile(self) -> re.Pattern[str]:
         return re.compile(self.pattern, self.flags | re.MULTILINE)
+
+    def compile_also(self) -> re.Pattern[str] | None:
+        return re.compile(self.also, re.IGNORECASE | re.MULTILINE) if self.also else None
 
 

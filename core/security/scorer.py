@@ -130,10 +130,10 @@ def _views(text: str) -> list[tuple[str, str]]:
 
 
 #: A leet mark with a letter on each side ("s3nd", "h4x0r"), one leading two letters ("4ll"), or
-#: marks at both ends of letters ("4P1"), or a word ending in 3 or 0 for e or o ("th3"); "m000",
-#: "ipv4" and "sha256" have none, and are left as they are.
+#: marks at both ends of letters ("4P1"), or a short word ending in 3 or 0 for e or o ("th3");
+#: "m000", "ipv4", "sha256" and "python3" have none, and are left as they are.
 _LEET_INSIDE = re.compile(r"[^\W\d_][0134579@$!|€]+[^\W\d_]|^[0134579@$][^\W\d_]{2,}"
-                          r"|^[0134579@$][^\W\d_]+[0134579@$!|€]$|^[^\W\d_]{2,}[03]$")
+                          r"|^[0134579@$][^\W\d_]+[0134579@$!|€]$|^[^\W\d_]{2,3}[03]$")
 
 
 def _unleet(token: str, table: dict[int, str] | None) -> str:
@@ -182,11 +182,14 @@ def _decode(run: str, kind: str) -> str | None:
 
 # -- scoring --------------------------------------------------------------------------------------
 
+_Compiled = tuple[features.Feature, re.Pattern[str], frozenset[str] | None, re.Pattern[str] | None]
+
+
 @cache
-def _compiled() -> tuple[tuple[features.Feature, re.Pattern[str], frozenset[str] | None], ...]:
+def _compiled() -> tuple[_Compiled, ...]:
     version()  # named once, when the scorer is first built, with the features compiled
     return tuple((f, f.compile(), frozenset(features.ANCHORS[f.id]) if f.id in features.ANCHORS
-                  else None) for f in features.FEATURES)
+                  else None, f.compile_also()) for f in features.FEATURES)
 
 
 @cache
@@ -240,7 +243,7 @@ def _score_view(text: str, view: str) -> dict[str, Evidence]:
     quoted = [m.span() for m in _QUOTED.finditer(text)] if '"' in text or not text.isascii() else []
     found: dict[str, Evidence] = {}
     present = _present(text) if USE_ANCHORS else None
-    for feature, rx, anchors in _compiled():
+    for feature, rx, anchors, also in _compiled():
         if present is not None and anchors is not None and anchors.isdisjoint(present):
             continue
         held = found.get(feature.group)
@@ -248,6 +251,8 @@ def _score_view(text: str, view: str) -> dict[str, Evidence]:
             continue
         best = 0.0
         for match in rx.finditer(text):
+            if also is not None and also.search(text) is None:
+                break
             inside = any(a <= match.start() and match.end() <= b for a, b in quoted)
             best = max(best, feature.weight * (features.QUOTED_FACTOR if inside else 1.0))
             if best == feature.weight:
@@ -313,5 +318,5 @@ def version() -> str:
              repr(features.BIDI_WEIGHT), repr(features.QUOTED_FACTOR), repr(features.SECRET_WEIGHT)]
     parts.append(redact.version())
     parts += [f"{fid}\t{','.join(lits)}" for fid, lits in sorted(features.ANCHORS.items())]
-    parts += [f"{f.id}\t{f.weight}\t{int(f.flags)}\t{f.pattern}" for f in features.FEATURES]
+    parts += [f"{f.id}\t{f.weight}\t{int(f.flags)}\t{f.pattern}\t{f.also}" for f in features.FEATURES]
     return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()[:24]
