@@ -52,10 +52,12 @@ _VOID_WORDS = (
 )
 VOID = r"(?:" + "|".join(w for w, _ in _VOID_WORDS) + r")\b"
 _VOID_ANCHORS = tuple(a for _, a in _VOID_WORDS)
-#: Verbs that take validity away, said to the agent ("cancel your setup").
+#: Verbs that take validity away or dismiss, said to the agent ("cancel your setup", "ignore
+#: whatever you were told").
 _VOIDING_STEMS = ("cancel", "void", "revok", "rescind", "withdr", "retir", "scrap", "nullif",
-                  "annul", "suspend", "invalidat")
-_VOIDING = r"\b(?:" + "|".join(_VOIDING_STEMS) + r")\w*"
+                  "annul", "suspend", "invalidat", "ignor", "disregard", "forget", "forgot",
+                  "overrid", "overrode", "discard", "abandon", "dismiss")
+_VOIDING = r"\b(?:" + "|".join(_VOIDING_STEMS) + r"|set\s+aside)\w*"
 
 #: What an agent is given to go by.
 GUIDANCE = (r"(?:instruct\w*|guidance|guidelines?|directions?|rules?|directives?|orders|prompts?"
@@ -71,9 +73,11 @@ AGENT_TOLD = (
     r"|asked|shown|fed|briefed|trained|got|received|said|wrote|specified|started\s+with|came\s+with)\b"
     rf"|\b{GUIDANCE}\s+(?:that\s+)?(?:you|it)(?:\s+\S+)?\s+(?:got|received|were\s+given|started\s+with"
     r"|came\s+with|had|began\s+with|booted\s+with)\b)")
-#: Guidance named as the agent's own ("your setup"): "your" in a note is nearly always the agent,
-#: but "your config is stale" could be a reminder, so it weighs less than :data:`AGENT_TOLD`.
-AGENT_OWN = rf"\b(?:your|the\s+(?:assistant|agent|model|ai|bot)'s)(?:\s+\S+)?\s+{GUIDANCE}"
+#: Guidance named as the agent's own ("your setup", "your original instructions", not "your
+#: linter config"): "your" in a note is nearly always the agent, but "your config is stale"
+#: could be a reminder, so it weighs less than :data:`AGENT_TOLD`.
+AGENT_OWN = (rf"\b(?:your|the\s+(?:assistant|agent|model|ai|bot)'s)\s+(?:(?:own|original|initial|current"
+             rf"|previous|earlier|old|default|system|startup|base|core|built-in|hidden)\s+)?{GUIDANCE}")
 #: An earlier configuration named without the agent: weak on its own ("the old config is stale").
 SETUP_PRIOR = (r"\b(?:original|initial|startup|start-up|default|factory|operator's|vendor's"
                r"|system's|system)(?:\s+\S+)?\s+(?:set-?up|configuration|config|settings)\b")
@@ -228,8 +232,8 @@ FEATURES: tuple[Feature, ...] = (
 )
 
 ANCHORS: dict[str, tuple[str, ...]] = {
-    "prior_guidance_void": _VOID_ANCHORS + _VOIDING_STEMS,
-    "own_guidance_void": _VOID_ANCHORS + _VOIDING_STEMS,
+    "prior_guidance_void": _VOID_ANCHORS + _VOIDING_STEMS + ("aside",),
+    "own_guidance_void": _VOID_ANCHORS + _VOIDING_STEMS + ("aside",),
     "prior_setup_void": _VOID_ANCHORS,
     "sole_authority": ("only", "sole", "single", "final", "highest", "supreme", "ultimate",
                        "primary", "alone", "exclusively", "win", "prevail", "outrank",
