@@ -182,14 +182,40 @@ def _decode(run: str, kind: str) -> str | None:
 
 # -- scoring --------------------------------------------------------------------------------------
 
-_Compiled = tuple[features.Feature, re.Pattern[str], frozenset[str] | None, re.Pattern[str] | None]
+class _Compiled:
+    """A feature with its anchors; its patterns are compiled the first time a text needs them.
+
+    Compiling every feature costs a process about a tenth of a second; a note with no anchor of
+    a feature never needs that feature's pattern, so a process that scores a few ordinary notes
+    (one write, one session start) compiles only the features those notes reach.
+    """
+
+    __slots__ = ("feature", "anchors", "_rx", "_also")
+
+    def __init__(self, feature: features.Feature) -> None:
+        self.feature = feature
+        found = features.ANCHORS.get(feature.id)
+        self.anchors = frozenset(found) if found is not None else None
+        self._rx: re.Pattern[str] | None = None
+        self._also: re.Pattern[str] | None = None
+
+    @property
+    def rx(self) -> re.Pattern[str]:
+        if self._rx is None:  # a race compiles twice, to the same pattern: harmless
+            self._rx = self.feature.compile()
+        return self._rx
+
+    @property
+    def also(self) -> re.Pattern[str] | None:
+        if self._also is None and self.feature.also:
+            self._also = self.feature.compile_also()
+        return self._also
 
 
 @cache
 def _compiled() -> tuple[_Compiled, ...]:
-    version()  # named once, when the scorer is first built, with the features compiled
-    return tuple((f, f.compile(), frozenset(features.ANCHORS[f.id]) if f.id in features.ANCHORS
-                  else None, f.compile_also()) for f in features.FEATURES)
+    version()  # named once, when the scorer is first built
+    return tuple(_Compiled(f) for f in features.FEATURES)
 
 
 @cache
@@ -243,14 +269,16 @@ def _score_view(text: str, view: str) -> dict[str, Evidence]:
     quoted = [m.span() for m in _QUOTED.finditer(text)] if '"' in text or not text.isascii() else []
     found: dict[str, Evidence] = {}
     present = _present(text) if USE_ANCHORS else None
-    for feature, rx, anchors, also in _compiled():
+    for compiled in _compiled():
+        feature, anchors = compiled.feature, compiled.anchors
         if present is not None and anchors is not None and anchors.isdisjoint(present):
             continue
         held = found.get(feature.group)
         if held is not None and held.weight >= feature.weight:
             continue
         best = 0.0
-        for match in rx.finditer(text):
+        for match in compiled.rx.finditer(text):
+            also = compiled.also
             if also is not None and also.search(text) is None:
                 break
             inside = any(a <= match.start() and match.end() <= b for a, b in quoted)
