@@ -15,8 +15,11 @@ feature answers that; each is evidence, weighed in :mod:`memhost.security.scorer
 * the same directives in Spanish, French, German, Portuguese and Chinese.
 
 Patterns match word forms (``ignor\\w*`` matches "ignore", "ignoring", "ignored") and allow a
-bounded number of filler words between the parts, so paraphrase and inflection do not slip
-through. Every filler is bounded, so no pattern can backtrack badly.
+bounded number of filler words between the parts, within one clause, so paraphrase and
+inflection do not slip through. Every filler is bounded, so no pattern can backtrack badly. The
+vocabularies they share are in :mod:`memhost.security.lexicon`; the ideas underneath the
+shapes (prior guidance void, act on remote content, keep this entry, hide from the user,
+dictate every reply) are :mod:`memhost.security.concepts`, added to :data:`FEATURES` below.
 
 Weights are on one scale: about 3 is "a person should look at this" and about 6 is "this is
 an instruction to the agent on its own" (the thresholds themselves are configuration).
