@@ -33,6 +33,14 @@ from memhost.security.lexicon import CHANNEL, G4, Feature
 
 # -- vocabularies -----------------------------------------------------------------------------------
 
+
+def _WORDS(n: int) -> str:  # noqa: N802 (read as a pattern constant)
+    """Up to ``n`` words between two parts of one idea, across clauses ("the directions you
+    got? Consider them expired"): counted in words, not characters, so a pattern tries a few
+    places, not a hundred."""
+    return rf"(?:[^\S\n]+\S+){{0,{n}}}?[^\S\n]+"
+
+
 #: Words that take the validity of something away, and a literal each of them holds.
 _VOID_WORDS = (
     ("no\\s+longer\\s+(?:counts?|matters?|appl(?:y|ies)|holds?|stands?|binds?|valid|binding|in\\s+(?:force"
@@ -138,10 +146,10 @@ F = Feature
 FEATURES: tuple[Feature, ...] = (
     # -- prior guidance is void ----------------------------------------------------------------
     F("prior_guidance_void", 6.0,
-      rf"{AGENT_TOLD}[^\n]{{0,80}}?\b{VOID}|{_VOIDING}{G4}{AGENT_TOLD}", "override"),
-    F("own_guidance_void", 4.5, rf"{AGENT_OWN}[^\n]{{0,80}}?\b{VOID}|{_VOIDING}{G4}{AGENT_OWN}",
+      rf"{AGENT_TOLD}{_WORDS(14)}\W*{VOID}|{_VOIDING}{G4}{AGENT_TOLD}", "override"),
+    F("own_guidance_void", 4.5, rf"{AGENT_OWN}{_WORDS(14)}\W*{VOID}|{_VOIDING}{G4}{AGENT_OWN}",
       "override"),
-    F("prior_setup_void", 2.5, rf"{SETUP_PRIOR}[^\n]{{0,60}}?\b{VOID}", "override"),
+    F("prior_setup_void", 2.5, rf"{SETUP_PRIOR}{_WORDS(10)}\W*{VOID}", "override"),
     F("sole_authority", 3.0,
       rf"{THIS_TEXT}(?:\s+\S+){{0,3}}?\s+(?:is|are|will\s+be|remains?)\s+(?:now\s+)?(?:your|the)\s+"
       r"(?:only|sole|single|final|highest|supreme|ultimate|primary)\s+(?:guid\w*|sources?"
@@ -158,10 +166,11 @@ FEATURES: tuple[Feature, ...] = (
     F("remote_act", 5.0, ACT_ON_RETURNED, "c2", also=CHANNEL),
     F("act_on_returned", 2.0, ACT_ON_RETURNED, "c2"),
     # -- the entry keeps itself ----------------------------------------------------------------
+    # The entry (or memory) must be what disappears: "if the build dir is deleted, restore it"
+    # names no entry. Searched as a second part, so no pattern nests three windows.
     F("self_restore", 4.0,
-      rf"\b{_WHEN}[^\n]{{0,60}}?(?:{SELF}[^\n]{{0,40}}?{GONE}|{GONE}[^\n]{{0,40}}?{SELF})[^\n]{{0,60}}?"
-      rf"{RESTORE}|{RESTORE}[^\n]{{0,60}}?\b{_WHEN}[^\n]{{0,40}}?(?:{SELF}[^\n]{{0,40}}?{GONE}"
-      rf"|{GONE}[^\n]{{0,40}}?{SELF})", "self_replicate"),
+      rf"\b{_WHEN}{_WORDS(12)}\W*{GONE}{_WORDS(10)}\W*{RESTORE}"
+      rf"|{RESTORE}{_WORDS(10)}{_WHEN}{_WORDS(10)}\W*{GONE}", "self_replicate", also=SELF),
     F("self_copy", 4.0,
       r"\b(?:put|place|save|write|keep|store|add|stash|make|leave)\w*\s+(?:a\s+|an\s+extra\s+|one\s+)?"
       r"(?:cop(?:y|ies)|duplicates?|clones?|backups?)(?:\s+of\s+(?:this|it)(?:\s+\w+)?)?\s+(?:in|into|to)"

@@ -185,8 +185,8 @@ _WRITTEN: tuple[Feature, ...] = (
     F("download_execute", 6.0,
       # A source to fetch from (a URL, a host name, an address, a variable): "curl | bash" in prose
       # names the pattern, it is no command (see download_mention).
-      r"\b(?:curl|wget|iwr|invoke-webrequest|fetch)\b[^\n|;]{0,200}?(?:://|\$|\b[\w-]+\.[a-z]{2,}\b"
-      r"|\d+\.\d+\.\d+\.\d+)[^\n|;]{0,200}\|\s*(?:sudo\s+)?"
+      r"\b(?:curl|wget|iwr|invoke-webrequest|fetch)\b(?=[^\n|;]{0,200}?(?:://|\$|\b[\w-]+\.[a-z]{2,}\b"
+      r"|\d+\.\d+\.\d+\.\d+))[^\n|;]{0,200}\|\s*(?:sudo\s+)?"
       r"(?:(?:ba|z|k|da|c)?sh|python[\d.]*|perl|ruby|node|php|iex|invoke-expression)\b"
       r"|\b(?:ba|z)?sh\s+<\(\s*(?:curl|wget)|\bsh\s+-c\s+[\"']?\$\(\s*(?:curl|wget)"
       r"|base64\s+(?:-d|--decode)\s*\|\s*(?:ba|z)?sh\b"),
