@@ -38,7 +38,8 @@ def _WORDS(n: int) -> str:  # noqa: N802 (read as a pattern constant)
     """Up to ``n`` words between two parts of one idea, across clauses ("the directions you
     got? Consider them expired"): counted in words, not characters, so a pattern tries a few
     places, not a hundred."""
-    return rf"(?:[^\S\n]+\S+){{0,{n}}}?[^\S\n]+"
+    # Punctuation may follow the first part ("you got? Consider", "is missing, save").
+    return rf"[^\w\s]*(?:[^\S\n]+\S+){{0,{n}}}?[^\S\n]+"
 
 
 #: Words that take the validity of something away, and a literal each of them holds.
