@@ -13,7 +13,8 @@ store, in a scratch home) and, when it is saved, through the real snapshot. Its 
 An instruction split over two entries is written as two adds into a store of its own, and
 counts by the worse of the two outcomes, then by the snapshot (which reads adjacent entries
 together). Rows: one per attack class and per corpus (the attacks written with the scorer, the
-held-out ones written after it, and the payloads of the spikee red-teaming kit when it is
+first held-out set written after it and since used for development, the second held-out set
+written before the scorer's second round and measured, not tuned on, and the payloads of the spikee red-teaming kit when it is
 installed: ``pip install memhost[injection-corpus]``), the benign notes (accepted / staged /
 refused), every attack planted by hand in the file (withheld / neutralised / live), the
 scoring cost per entry and the cold snapshot cost (a fresh process, no saved scores).
@@ -221,11 +222,13 @@ def cold_snapshot_row(ctx: Context, root: Path) -> Row:
 def injection(ctx: Context) -> list[Row]:
     attacks = load_attacks("attacks.jsonl")
     held_out = load_attacks("attacks_heldout.jsonl")
+    held_out2 = load_attacks("attacks_heldout2.jsonl")
     benign = load_benign()
     rows: list[Row] = []
     with ctx.folder("injection") as root:
         rows += tally(ctx, root / "main", attacks, "attacks")
         rows += tally(ctx, root / "held", held_out, "held-out")
+        rows += tally(ctx, root / "held2", held_out2, "held-out 2")
         public = spikee_payloads()
         if public is None:
             rows.append(unavailable("injection", NOT_INSTALLED, "spikee is not installed "
@@ -234,7 +237,7 @@ def injection(ctx: Context) -> list[Row]:
         else:
             rows += tally(ctx, root / "spikee", public, "spikee")
         rows.append(benign_row(root, benign))
-        rows.append(planted_row(root, attacks + held_out))
+        rows.append(planted_row(root, attacks + held_out + held_out2))
         texts = benign + [a["text"] for a in attacks if isinstance(a["text"], str)]
         rows.append(cost_row(ctx, texts))
         rows.append(cold_snapshot_row(ctx, root))

@@ -18,6 +18,7 @@ import os
 import random
 import statistics
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -109,8 +110,12 @@ def open_manager(provider: str, home: Path, **settings: Any) -> tuple[Any, dict[
     from memhost.home import config_path
     from memhost.manager import MemoryManager
 
+    # Generous bounds: a machine under load must slow the figures down, not turn the run into
+    # one that measures nothing (an initialize past memory.hook_timeout leaves the provider
+    # resting for the session, and every recall then returns at once, empty).
     config_path(home).write_text(tomlkit.dumps({
-        "memory": {"provider": provider, "prefetch_timeout": 30.0}}), encoding="utf-8")
+        "memory": {"provider": provider, "prefetch_timeout": 30.0, "hook_timeout": 120.0}}),
+        encoding="utf-8")
     settings = {**provider_config(provider, home), **settings}
     if settings:
         # Through the settings service, as a settings UI saves them: secrets (a DSN) go to the
@@ -137,6 +142,10 @@ def measure_recall(ctx: Context, provider: str, turns: int, home: Path) -> list[
     external = manager._external  # the registered provider, as the background worker calls it
     rng = random.Random(turns)
     try:
+        if external.health.unavailable:
+            # Resting providers take no call: sync_turn would store nothing and every recall
+            # return empty at once, a figure that measures nothing.
+            raise Unavailable(f"initialize failed: {external.health.unavailable}")
         # Ingest: the provider's sync_turn called in line through the hook dispatch (which
         # passes only the arguments the provider accepts), so the rate is the provider's own.
         # One commit (and fsync) per turn makes the full sizes take many minutes on a busy
@@ -165,10 +174,12 @@ def measure_recall(ctx: Context, provider: str, turns: int, home: Path) -> list[
                                         assistant_content=answer, session_id="bench-recall",
                                         messages=[])
 
+        _check_stored(store, turns)
         queries = [corpus.recall_query(rng) for _ in range(QUERIES)]
         latencies: list[float] = []
         cpu: list[float] = []
         recalled = 0
+        outcomes: Counter[str] = Counter()
         for query in queries:
             start, used = time.perf_counter(), time.process_time()
             turn = manager.begin_turn(query)
@@ -177,6 +188,10 @@ def measure_recall(ctx: Context, provider: str, turns: int, home: Path) -> list[
             # the recall costs, whatever else the machine is running.
             cpu.append(time.process_time() - used)
             recalled += bool(turn.context)
+            outcomes[turn.recall] += 1
+        if not recalled:
+            raise RuntimeError(f"no turn got recall ({_outcomes(outcomes)}): the latency of an "
+                               "empty answer is no recall latency")
         bare = baseline_recall(provider, home, settings)
         bare_latencies: list[float] = []
         if bare is not None:
@@ -195,14 +210,32 @@ def measure_recall(ctx: Context, provider: str, turns: int, home: Path) -> list[
     return [
         Row(name, f"{size} p50", p50, b50, p50 / b50 if b50 else None, "ms", QUERIES,
             note=f"p95 {p95:.2f} ms; CPU p50 {cpu50:.2f} / p95 {cpu95:.2f} ms; "
-                 f"{recalled}/{QUERIES} turns got recall; load average {os.getloadavg()[0]:.1f}",
+                 f"{recalled}/{QUERIES} turns got recall ({_outcomes(outcomes)}); "
+                 f"load average {os.getloadavg()[0]:.1f}",
             extra={"p95_ms": p95, "recalled": recalled, "cpu_p50_ms": cpu50,
-                   "cpu_p95_ms": cpu95}).judge(
+                   "cpu_p95_ms": cpu95, "outcomes": dict(outcomes)}).judge(
                 *([Target("p95_ms", "<", P95_TARGET_MS[provider])]
                   if provider in P95_TARGET_MS else [])),
         Row(name, f"{size} ingest", ingest, None, None, "turns/s", 1,
             note=f"sync_turn, one commit a turn, over the first {min(turns, INGEST_MEASURED):,}"),
     ]
+
+
+def _outcomes(outcomes: Counter[str]) -> str:
+    """How the turns' recalls went (``Turn.recall``), e.g. ``ok 197, empty 3``."""
+    return ", ".join(f"{name} {count}" for name, count in outcomes.most_common())
+
+
+def _check_stored(store: Any, turns: int) -> None:
+    """Every turn is in the store (two items each), or the run stops: a recall over a store
+    that silently took fewer turns measures a smaller store."""
+    stats = getattr(store, "stats", None)
+    if stats is None:
+        return
+    live = stats().get("live")
+    if live is not None and live != 2 * turns:
+        raise RuntimeError(f"the store holds {live} items after {turns:,} turns, not "
+                           f"{2 * turns:,}")
 
 
 def _bulk_load(store: Any, rng: random.Random, start: int, turns: int) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,21 +32,42 @@ class Health:
         self.failed_writes = 0  # writes this manager parked in failed/
         self._streaks: dict[str, int] = {}
         self._lock = threading.Lock()
+        #: Told of every change of :attr:`state` (a :class:`memhost.healthrecord.HealthRecorder`
+        #: keeps it for doctor), starting from :attr:`_told`, the state it last recorded.
+        self._on_change: Callable[[Health], None] | None = None
+        self._told = "ok"
+
+    def watch(self, on_change: Callable[[Health], None], recorded: str = "ok") -> None:
+        """Call ``on_change`` whenever the state changes; ``recorded`` is the state it last
+        saw (a record left by an earlier process is cleared by the first call that succeeds)."""
+        self._on_change, self._told = on_change, recorded
+
+    def _changed(self) -> None:
+        if self._on_change is None:
+            return
+        state = self.state
+        if state != self._told:
+            self._told = state
+            self._on_change(self)
 
     def succeeded(self, hook: str) -> None:
         if self._streaks.get(hook):
             with self._lock:
                 self._streaks[hook] = 0
+        if self._told != "ok":
+            self._changed()
 
     def failed(self, hook: str, error: str) -> None:
         with self._lock:
             self._streaks[hook] = self._streaks.get(hook, 0) + 1
             self.last_error = error
+        self._changed()
 
     def parked_write(self, error: str) -> None:
         with self._lock:
             self.failed_writes += 1
             self.last_error = error
+        self._changed()
 
     def mark_unavailable(self, provider: Any, session_id: str) -> None:
         """``provider``'s ``initialize`` failed: say so, loudly, once for the session."""
@@ -54,6 +76,7 @@ class Health:
         log.warning("memory provider %r is unavailable for session %r: %s. Recall and its tools "
                     "are off, and its writes wait in the outbox, until a later session starts "
                     "it.", provider.name, session_id, self.unavailable)
+        self._changed()
 
     def mark_available(self) -> None:
         self.unavailable = ""
@@ -108,23 +131,31 @@ def health_problems(providers: Any, dead: Any) -> list[dict[str, Any]]:
     return found
 
 
-def probe(candidate: Any, home: Path, table: dict[str, Any] | None, timeout: float) -> str | None:
-    """Start ``candidate`` as a session would (context ``cron``, so it writes nothing), then shut
-    it down: why it cannot start (a service it cannot reach), or ``None``. ``memhost doctor``
-    asks this of the configured provider; ``check_available`` alone never touches the network.
-    Each hook is waited for at most ``timeout`` seconds."""
+def probe(candidate: Any, home: Path, table: dict[str, Any] | None,
+          timeout: float) -> tuple[str, str]:
+    """Start ``candidate`` as a session would (context ``cron``, so it writes nothing), ask it one
+    recall as a turn would, then shut it down: ``("unavailable", why)`` when it cannot start (a
+    service it cannot reach), ``("degraded", why)`` when it starts but its recall fails, else
+    ``("ok", "")``. ``memhost doctor`` asks this of the configured provider; ``check_available``
+    alone never touches the network. Each hook is waited for at most ``timeout`` seconds."""
     from memhost import discovery
     from memhost.providers import FAILED, ProviderSet
 
     providers = ProviderSet()
     provider = providers.register(discovery.load_candidate(candidate), candidate.name,
                                   call_timeout=timeout)
-    done = providers.call(provider, "initialize", session_id="memhost-doctor", home=home,
+    session = "memhost-doctor"
+    verdict = ("ok", "")
+    done = providers.call(provider, "initialize", session_id=session, home=home,
                           config=discovery.runtime_config(candidate.name, home, table),
                           context="cron", user_id="")
-    reason = provider.stats["initialize"].last_error if done is FAILED else None
+    if done is FAILED:
+        verdict = ("unavailable", provider.stats["initialize"].last_error)
+    elif providers.call(provider, "prefetch", query="memhost doctor: is recall working?",
+                        session_id=session) is FAILED:
+        verdict = ("degraded", provider.stats["prefetch"].last_error)
     closing = threading.Thread(target=providers.call, args=(provider, "shutdown"),
                                name="memhost-probe-shutdown", daemon=True)
     closing.start()
     closing.join(timeout)
-    return reason
+    return verdict

@@ -13,7 +13,6 @@ import json
 import logging
 import re
 import threading
-import time
 from collections.abc import Callable
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
@@ -31,19 +30,16 @@ from memhost.errors import ProviderError
 from memhost.fencing import build_context_block
 from memhost.home import config_path, memhost_home
 from memhost.outbox import Journal, Outbox, Record
-from memhost.health import health_problems
+from memhost.healthrecord import HealthRecorder
 from memhost.providers import FAILED, Provider, ProviderSet
-from memhost.review.approval import ApprovalGate, PendingStore
-from memhost.security.masking import scrub_value
+from memhost.review.approval import ApprovalGate
 from memhost.security.screen import Screen
 from memhost.security.redact import redact, redact_many
-from memhost.toolcalls import ToolCallShapeError, read_tool_call
-from memhost.toolschemas import (
-    RESERVED_TOOL_NAMES,
-    SchemaProblem,
-    normalise_tool_schema,
-    shape_tool_schema,
-)
+from memhost.shutdown import shut_down
+from memhost.status import manager_status
+from memhost.toolcalls import ToolCallShapeError, parse_arguments, read_tool_call
+from memhost.toolrouter import ToolRouter
+from memhost.toolschemas import RESERVED_TOOL_NAMES, shape_tool_schema
 from memhost.turns import NudgeCounter, count_user_turns, flatten_content, is_trivial
 from memhost.users import open_user_home
 from memhost.worker import BackgroundWorker, ShutdownReport, Task, WriteFailed
@@ -94,9 +90,8 @@ class MemoryManager:
         self.problems: list[dict[str, str]] = []
 
         self._providers = ProviderSet()
-        self._reserved = RESERVED_TOOL_NAMES | set(settings.reserved_tools) | set(reserved_tools)
-        self._tools: dict[str, Provider] = {}
-        self._schemas: list[dict[str, Any]] = []
+        self._router = ToolRouter(RESERVED_TOOL_NAMES | set(settings.reserved_tools)
+                                  | set(reserved_tools))
         self._external: Provider | None = None
         self._worker = BackgroundWorker(retry_budget=settings.write_retry_budget)
         self._journal: Journal | None = None
@@ -231,41 +226,23 @@ class MemoryManager:
                             "opened (%s). Only the builtin memory is active.", name,
                             outbox.folder, exc)
                 return None
-        self._route_tools(provider, list(schemas) if schemas else [])
+        for refused in self._router.route(provider, list(schemas) if schemas else []):
+            log.warning("memory provider %r: %s", provider.name, refused)
+            self._problem(provider.name, refused)
         if external:
             self._external = provider
             self._outbox, self._journal = outbox, journal
             self._dead = DeadLetters(self.home, name)
+            recorder = HealthRecorder(self.home, name)  # what doctor reports of a running host
+            provider.health.watch(recorder, recorder.initial_state())
             # Writes an earlier manager left behind are replayed once the provider has been
             # initialised (a provider opens its connection there), and before any new write.
             self._replay_due = True
             if self.session_id:
                 self._initialize(provider)
         log.info("memory provider %r registered (%d tools)", name,
-                 sum(1 for p in self._tools.values() if p is provider))
+                 self._router.count(provider))
         return provider
-
-    def _route_tools(self, provider: Provider, schemas: list[Any]) -> None:
-        for raw in schemas:
-            try:
-                schema = normalise_tool_schema(raw)
-            except SchemaProblem as exc:
-                self._reject_tool(provider, f"tool schema dropped: {exc}")
-                continue
-            name = schema["name"]
-            if not provider.is_builtin and name in self._reserved:
-                self._reject_tool(provider, f"tool {name!r} ignored: it is a reserved core tool "
-                                            "name and core tools always win; rename the tool")
-            elif name in self._tools:
-                self._reject_tool(provider, f"tool {name!r} ignored: already provided by "
-                                            f"{self._tools[name].name!r} (the first one wins)")
-            else:
-                self._tools[name] = provider
-                self._schemas.append(schema)
-
-    def _reject_tool(self, provider: Provider, message: str) -> None:
-        log.warning("memory provider %r: %s", provider.name, message)
-        self._problem(provider.name, message)
 
     def _problem(self, provider: str, message: str) -> None:
         self.problems.append({"provider": provider, "problem": message})
@@ -321,7 +298,7 @@ class MemoryManager:
     def tool_schemas(self, format: str = "bare") -> list[dict[str, Any]]:
         """The memory tools in the shape a model API wants: ``bare`` (``{name, description,
         parameters}``), ``openai`` or ``anthropic``. A copy."""
-        return [shape_tool_schema(schema, format) for schema in copy.deepcopy(self._schemas)]
+        return [shape_tool_schema(schema, format) for schema in copy.deepcopy(self._router.schemas)]
 
     def call_tool(self, call: Any, arguments: dict[str, Any] | str | None = None) -> str:
         """Run a memory tool the model called: a tool name and its arguments, or the tool call
@@ -331,7 +308,7 @@ class MemoryManager:
             name, arguments = read_tool_call(call, arguments)
         except ToolCallShapeError as exc:
             return _json_error(str(exc))
-        provider = self._tools.get(name)
+        provider = self._router.get(name)
         if provider is None and name == "memory":
             provider = self._providers.get(BUILTIN)  # its answer says why memory is off
         if provider is not None and provider.health.unavailable:
@@ -339,16 +316,11 @@ class MemoryManager:
                                f"{provider.health.unavailable}")
         if provider is None:
             return _json_error(f"No memory tool is named {name!r}. Available: "
-                               f"{', '.join(sorted(self._tools)) or 'none'}.")
-        if isinstance(arguments, str):
-            try:
-                arguments = json.loads(arguments) if arguments.strip() else {}
-            except ValueError as exc:
-                return _json_error(f"The arguments for {name!r} are not valid JSON ({exc}).")
-        if arguments is None:
-            arguments = {}
-        if not isinstance(arguments, dict):
-            return _json_error(f"The arguments for {name!r} must be a JSON object.")
+                               f"{', '.join(self._router.names()) or 'none'}.")
+        try:
+            arguments = parse_arguments(name, arguments)
+        except ToolCallShapeError as exc:
+            return _json_error(str(exc))
         if not provider.is_builtin:
             # A copy: a provider that edits its arguments must not edit the host's dict.
             arguments = copy.deepcopy(redact(arguments))
@@ -605,106 +577,22 @@ class MemoryManager:
 
     def shutdown(self, timeout: float | None = None) -> ShutdownReport:
         """Drain background work within ``timeout`` (default ``memory.shutdown_timeout``), then
-        shut providers down in reverse order, once. Safe to call more than once."""
+        shut providers down in reverse order, once (:mod:`memhost.shutdown`). Safe to call more
+        than once."""
         with self._shutdown_lock:
-            if self._shutdown_report is not None:
-                return self._shutdown_report
-            bound = self.config.memory.shutdown_timeout if timeout is None else timeout
-            started = time.monotonic()
-            deadline = started + bound
-            if self.reviewer is not None:
-                self.reviewer.cancel()
-            # The drain gets most of the bound, not all of it: provider shutdown() runs after it
-            # and needs a moment too. With none left, a drain that used the whole bound (a write
-            # parked in a retry wait, which stops at once) left the report's status to a race.
-            writes, prefetches, active = self._worker.drain(started + bound * 0.9)
-            if self._prefetch_pool is not None:
-                self._prefetch_pool.shutdown()
-            finished = threading.Event()
-            reports: dict[str, dict[str, Any]] = {}
-            shut_down: list[str] = []
-            own_journals = [*self._replaying, *([self._journal] if self._journal else [])]
-
-            def finalize(wait: float | None = None) -> None:
-                # Never shut a provider down while one of its tasks is still running, nor give
-                # up a journal: a journal whose lock is free is replayed by the next manager,
-                # and a write still running would then be delivered twice.
-                if not self._worker.join(wait):
-                    return
-                for journal in own_journals:
-                    journal.close()
-                for provider in reversed(list(self._providers)):
-                    value = self._providers.call(provider, "shutdown")
-                    shut_down.append(provider.name)
-                    if isinstance(value, dict) and value:
-                        reports[provider.name] = value
-                finished.set()
-
-            try:
-                threading.Thread(target=finalize, name="memhost-shutdown", daemon=True).start()
-            except RuntimeError:  # no thread can start: finish here, within the bound
-                finalize(max(0.0, deadline - time.monotonic()))
-            done = finished.wait(max(0.0, deadline - time.monotonic()))
-            # This manager's own journals only: the folder may also hold the journal of another
-            # live manager of the same provider, whose writes this shutdown did not leave behind.
-            kept = sum(len(j.pending()) for j in own_journals)
-            lost_by_providers = sum(int(v) for r in reports.values() for k, v in r.items()
-                                    if k.startswith("abandoned") and isinstance(v, int))
-            failed = self._external.health.failed_writes if self._external else 0
-            if not done:
-                status = "timed_out"
-            elif writes or prefetches or active or lost_by_providers or kept or failed:
-                status = "completed_with_loss"
-            else:
-                status = "drained"
-            report = ShutdownReport(status, writes, prefetches, active, kept, tuple(shut_down),
-                                    reports, round(time.monotonic() - started, 3), failed)
-            if status != "drained":
-                log.warning("memory shutdown %s: abandoned %d queued write(s) and %d queued "
-                            "prefetch(es), %d task(s) still running; %d write(s) kept in the "
-                            "outbox for the next start, %d parked as failed", status, writes,
-                            prefetches, active, kept, failed)
-            self._shutdown_report = report
-            return report
+            if self._shutdown_report is None:
+                if self.reviewer is not None:
+                    self.reviewer.cancel()
+                self._shutdown_report = shut_down(
+                    self._worker, self._providers,
+                    bound=self.config.memory.shutdown_timeout if timeout is None else timeout,
+                    journals=[*self._replaying, *([self._journal] if self._journal else [])],
+                    external=self._external, prefetch_pool=self._prefetch_pool)
+            return self._shutdown_report
 
     def status(self) -> dict[str, Any]:
         """A JSON-serialisable picture of the manager, its providers and their faults."""
-        providers = []
-        for provider in self._providers:
-            entry = provider.status()
-            if provider is self._external:
-                stuck = self._prefetch_call is not None and not self._prefetch_call.done()
-                entry["prefetch"] = {"timeout_s": self.config.memory.prefetch_timeout,
-                                     "stuck": stuck, **self._prefetch_stats}
-            providers.append(entry)
-        configured = self.config.memory.provider.strip()
-        failed_writes = self._dead.count() if self._dead else 0
-        usable = self._external is not None and not self._external.health.unavailable
-        return scrub_value({  # a provider's fault text may quote its config
-            "home": str(self.home),
-            "user_id": self.user_id or None,
-            "session_id": self.session_id,
-            "context": self.context,
-            "turns": self._turns,
-            "configured_provider": configured,
-            "external_provider": self._external.name if self._external else None,
-            "builtin_only": not usable,
-            "configured_provider_active": configured.lower() in BUILTIN_ONLY
-            or (usable and self._external.name == configured),  # type: ignore[union-attr]
-            "providers": providers,
-            "tools": {name: p.name for name, p in self._tools.items()},
-            "problems": [*self.problems, *health_problems(self._providers, self._dead),
-                         *({"provider": BUILTIN, "problem": problem}
-                           for problem in self.store.metadata_problems()),
-                         *({"provider": BUILTIN, "problem": problem}
-                           for problem in self.builtin.snapshot.problems)],
-            "background": self._worker.status(),
-            "outbox_pending": self._outbox.pending_count() if self._outbox else 0,
-            "failed_writes": failed_writes,
-            "shutdown": self._shutdown_report.as_dict() if self._shutdown_report else None,
-            "review": self.reviewer.status() if hasattr(self.reviewer, "status") else None,
-            "pending_writes": PendingStore(self.home).count(),
-        })
+        return manager_status(self)
 
 
 def _json_error(message: str) -> str:

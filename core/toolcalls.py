@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 
@@ -47,3 +48,18 @@ def read_tool_call(call: Any, arguments: Any = None) -> tuple[str, Any]:
         return name, _field(call, "arguments")
     raise ToolCallShapeError(f"cannot read a tool call from a {type(call).__name__}; memhost "
                              f"reads {SHAPES}")
+
+
+def parse_arguments(name: str, arguments: Any) -> dict[str, Any]:
+    """The arguments of a call to tool ``name`` as a dict: a JSON string is parsed, nothing is
+    an empty dict; anything else raises :class:`ToolCallShapeError` saying what was wrong."""
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except ValueError as exc:
+            raise ToolCallShapeError(f"The arguments for {name!r} are not valid JSON ({exc}).") from None
+    if arguments is None:
+        return {}
+    if not isinstance(arguments, dict):
+        raise ToolCallShapeError(f"The arguments for {name!r} must be a JSON object.")
+    return arguments

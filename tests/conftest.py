@@ -16,12 +16,11 @@ settings.load_profile("memhost")
 
 
 @pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A fresh, empty memhost home; ``MEMHOST_HOME`` points at it for the test's duration."""
-    path = tmp_path / "home"
-    path.mkdir()
-    monkeypatch.setenv("MEMHOST_HOME", str(path))
-    return path
+def home(memhost_home: Path) -> Path:
+    """A fresh, empty memhost home; ``MEMHOST_HOME`` points at it for the test's duration. The
+    suite's short name for the ``memhost_home`` fixture of :mod:`memhost.testing`, which every
+    provider author's tests get too."""
+    return memhost_home
 
 
 @pytest.fixture(autouse=True)

@@ -361,3 +361,85 @@ def test_writes_queued_before_a_provider_became_unavailable_are_kept(home: Path)
     # that is resting, and wait in the outbox instead of counting as delivered.
     assert [s["user_content"] for s in provider.of("sync_turn")] == ["question number 1"]
     assert report.kept_in_outbox == 2
+
+
+# -- health you can trust: a provider whose recall keeps failing ------------------------------
+
+FLAKY_RECALL = '''
+import os
+from memhost import hookimpl
+
+
+class P:
+    @hookimpl
+    def prefetch(self, query):
+        if os.environ.get("FLAKY_RECALL_OK"):
+            return "recalled"
+        raise RuntimeError("the recall table is missing (dsn postgres://app:hunter2-db@db/x)")
+'''
+
+
+def _flaky_recall_provider(home: Path) -> None:
+    from memhost.discovery import user_root
+
+    folder = user_root(home) / "flaky"
+    folder.mkdir(parents=True)
+    (folder / "plugin.toml").write_text('name = "flaky"\nversion = "1.0.0"\n'
+                                        'description = "recall that fails"\n'
+                                        'entry = "provider:P"\n', encoding="utf-8")
+    (folder / "provider.py").write_text(FLAKY_RECALL, encoding="utf-8")
+    configure(home, "flaky")
+
+
+def _providers_section(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
+    return next(s for s in json.loads(done.stdout)["sections"] if s["name"] == "providers")
+
+
+def test_doctor_reports_a_provider_whose_recall_fails_as_degraded(home: Path) -> None:
+    _flaky_recall_provider(home)
+    done = memhost_cli(home, "doctor", "--json")
+    assert done.returncode == 1, done.stdout + done.stderr
+    section = _providers_section(done)
+    (row,) = [r for r in section["providers"] if r["name"] == "flaky"]
+    assert row["status"] == "degraded" and "recall table is missing" in row["reason"]
+    assert section["configured_active"] is True  # it runs: degraded, not unavailable
+    assert any("flaky" in p and "degraded" in p for p in section["problems"])
+    assert "hunter2-db" not in done.stdout + done.stderr
+
+
+def test_doctor_reports_what_a_running_host_saw_until_a_call_succeeds(
+        home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _flaky_recall_provider(home)
+    record = home / "outbox" / "flaky" / "health.json"
+    with MemoryManager.from_home(home) as manager:
+        manager.start_session("s1")
+        for n in range(4):
+            turn(manager, n)
+        assert manager.status()["providers"][1]["health"]["state"] == "degraded"
+    assert record.exists() and oct(record.stat().st_mode & 0o777) == "0o600"
+    assert "hunter2-db" not in record.read_text()
+
+    # doctor's own recall works now (the table came back), but the host's last word stands.
+    monkeypatch.setenv("FLAKY_RECALL_OK", "1")
+    done = memhost_cli(home, "doctor", "--json")
+    assert done.returncode == 1, done.stdout + done.stderr
+    (row,) = [r for r in _providers_section(done)["providers"] if r["name"] == "flaky"]
+    assert row["status"] == "degraded" and "prefetch failed 3 calls in a row" in row["reason"]
+    assert "running host" in row["reason"]
+
+    # The next host whose call succeeds clears the record, and doctor is content again.
+    with MemoryManager.from_home(home) as manager:
+        manager.start_session("s2")
+        assert manager.begin_turn("what was recalled?").recall == "ok"
+    assert not record.exists()
+    done = memhost_cli(home, "doctor", "--json")
+    (row,) = [r for r in _providers_section(done)["providers"] if r["name"] == "flaky"]
+    assert row["status"] == "active", row
+
+
+def test_a_healthy_provider_leaves_no_health_record(home: Path) -> None:
+    manager = session(home, Recorder())
+    for n in range(3):
+        turn(manager, n)
+    manager.shutdown(timeout=2)
+    assert not (home / "outbox" / "ext" / "health.json").exists()

@@ -272,8 +272,13 @@ def test_the_injection_benchmark_meets_its_targets_on_the_attack_and_benign_corp
     assert {f"attacks[{c}]" for c in classes} <= set(rows)
     assert rows["attacks[all]"]["met"] is True  # at least 95% never reach a prompt live
     assert rows["benign"]["extra"]["refused"] == 0 and rows["benign"]["met"] is True
-    # Reported whatever they are: the held-out attacks, the planted file, the costs.
-    assert {"held-out[all]", "planted by hand", "score one entry",
+    # The first held-out set and spikee's payloads were tuned on since: a regression guard.
+    assert rows["held-out[all]"]["met"] is True
+    if rows.get("spikee[all]", {}).get("status") == "ok":
+        assert rows["spikee[all]"]["met"] is True
+    # Reported whatever they are: the second held-out set (never tuned on), the planted file,
+    # the costs.
+    assert {"held-out 2[all]", "planted by hand", "score one entry",
             "cold snapshot, nothing saved"} <= set(rows)
 
 

@@ -300,6 +300,10 @@ class Soak:
             manager = MemoryManager.from_home(home)
             provider = SoakProvider(self.run / "logs" / f"provider-{label}.jsonl", None, label)
             manager.register_provider(provider, name=PROVIDER)
+            # The replay runs once the provider is initialised, which a session start does; a
+            # manager that never starts one never replays (a straggler killed at the end, or a
+            # worker killed just before the stop, left its journal to this drain alone).
+            manager.start_session(label)
             manager.flush(60)
             manager.shutdown(30)
             if not manager.status()["outbox_pending"]:

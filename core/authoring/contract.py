@@ -30,7 +30,7 @@ from typing import Any
 
 import pytest
 
-from memhost.authoring.checker import HookRunner, HookTimeout
+from memhost.authoring.hookrunner import HookRunner, HookTimeout
 from memhost.providers import wrong_type
 
 SESSION_ID = "contract-session"

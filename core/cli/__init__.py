@@ -42,7 +42,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
-        parser.print_help()
+        # No command: the help goes to stderr with exit code 2, as for a group without an action.
+        parser.print_help(sys.stderr)
         return 2
     # Everything a command prints passes secret masking: the values in the home's .env and
     # whatever the detector finds (docs/security.md, "Secrets").

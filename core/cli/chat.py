@@ -1,27 +1,30 @@
 """``memhost chat``: a reference host in the terminal, for any OpenAI-compatible model.
 
-It is the whole host contract in one small file: a :class:`~memhost.MemoryManager` from the
+It is the whole host contract in one small place: a :class:`~memhost.MemoryManager` from the
 home, the system prompt with the frozen memory snapshot, the memory tools in a tool loop, recall
 fenced into the user's message, streamed output through a :class:`~memhost.StreamScrubber`, the
 background review on the nudge, approval prompts inline, and a clean shutdown. The conversation
 is kept in ``<home>/chats/<session>.jsonl`` (clean user text; the recall sent with a turn is not
 stored), which ``--session`` resumes.
+
+The slash commands are :mod:`memhost.cli.chat_commands` and the conversation log
+:mod:`memhost.cli.chat_log`, both parts of :class:`ChatHost`.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import secrets
 import sys
 import threading
 import time
-from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from memhost.cli import _common
+from memhost.cli.chat_commands import HELP, ChatCommands, one_line
+from memhost.cli.chat_log import SessionLog
 from memhost.cli.progress import loading_what, starting_what, step
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -32,13 +35,6 @@ BASE_PROMPT = ("You are a helpful assistant in a terminal chat. Answer clearly a
                "the tools you are given when they help.")
 MAX_TOOL_ROUNDS = 8
 SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-HELP = """\
-/memory        show what is in memory now (MEMORY.md and USER.md)
-/pending       list memory writes waiting for approval
-/approve ID    apply a waiting write ('all' for every one)
-/reject ID     discard a waiting write ('all' for every one)
-/new           start a new conversation (memory changes show up in it)
-/quit          end the session (Ctrl-D works too)"""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -87,7 +83,7 @@ def cmd_chat(args: argparse.Namespace) -> int:
         model.close()
 
 
-class ChatHost:
+class ChatHost(ChatCommands, SessionLog):
     """One terminal conversation. ``stdin``/``stdout`` may be pipes (no TTY needed)."""
 
     def __init__(self, manager: MemoryManager, model: ChatModel, session_id: str, *,
@@ -192,25 +188,6 @@ class ChatHost:
         line = self.stdin.readline()
         return None if line == "" else line.rstrip("\r\n")
 
-    def _command(self, text: str) -> bool:
-        name, _, rest = text.partition(" ")
-        rest = rest.strip()
-        if name in ("/quit", "/exit"):
-            return False
-        if name == "/help":
-            self.say(HELP)
-        elif name == "/memory":
-            self._show_memory()
-        elif name == "/pending":
-            self._show_pending()
-        elif name in ("/approve", "/reject"):
-            self._decide(name[1:], rest)
-        elif name == "/new":
-            self._new_session()
-        else:
-            self.say(f"unknown command {name}; /help lists them")
-        return True
-
     def turn(self, text: str) -> None:
         """One user turn: recall, the model with its tool loop, then the manager's epilogue."""
         from memhost.fencing import scrub_text
@@ -293,7 +270,7 @@ class ChatHost:
             target = f" ({answer['target']})" if answer.get("target") else ""
             self._notice(f"{name}{target}: {answer.get('message', 'done')}")
         else:
-            self._notice(f"{name}: not saved: {_one_line(str(answer.get('error', result)))}")
+            self._notice(f"{name}: not saved: {one_line(str(answer.get('error', result)))}")
 
     def _confirm(self, summary: str, detail: str) -> bool:
         self.say(f"  The model wants to {summary}:")
@@ -303,101 +280,6 @@ class ChatHost:
         if answer is not None and not self.interactive:
             self.say(f"  Allow this memory write once? [y/N] {answer}")
         return (answer or "").strip().lower() in ("y", "yes")
-
-    # -- commands --------------------------------------------------------------------------------
-
-    def _show_memory(self) -> None:
-        from memhost.builtin_providers.store import FILENAMES, TARGETS, Unreadable
-
-        store = self.manager.store
-        for target in TARGETS:
-            if not store.enabled[target]:
-                self.say(f"{FILENAMES[target]} ({target}): disabled")
-                continue
-            try:
-                entries = store.entries(target)
-            except Unreadable as exc:
-                self.say(f"{FILENAMES[target]} ({target}): cannot be read ({exc})")
-                continue
-            self.say(f"{FILENAMES[target]} ({target}): {store.usage(target, entries)}, "
-                     f"{_common.entries_phrase(len(entries))}")
-            for index, entry in enumerate(entries, 1):
-                self.say(f"  [{index}] {_one_line(entry)}")
-        self.say("(the model sees memory as it was when this session started; /new reloads it)")
-
-    def _show_pending(self) -> None:
-        from memhost.review.approval import PendingStore
-
-        records = PendingStore(self.manager.home).list()
-        if not records:
-            self.say("No memory writes are waiting for approval.")
-            return
-        for record in records:
-            self.say(f"{record.id} ({record.origin}) {record.summary.split(': ', 1)[0]}")
-            for line in record.detail.splitlines():
-                self.say(f"    {line}")
-        self.say("/approve ID|all applies, /reject ID|all discards.")
-
-    def _decide(self, verb: str, wanted: str) -> None:
-        from memhost.review.approval import PendingStore, approve, reject
-
-        if not wanted:
-            self.say(f"usage: /{verb} ID|all")
-            return
-        pending = PendingStore(self.manager.home)
-        ids = [r.id for r in pending.list()] if wanted == "all" else [wanted]
-        if not ids:
-            self.say("No memory writes are waiting for approval.")
-        for pending_id in ids:
-            # Through the manager's store, so an approved write is mirrored like any other.
-            result = (approve(self.manager.store, pending_id, home=self.manager.home)
-                      if verb == "approve" else reject(self.manager.home, pending_id))
-            if result.get("success"):
-                self.say(f"{verb}d {pending_id}: {result.get('message', '')}".rstrip())
-            else:
-                self.say(f"  ! {result.get('error')}")
-
-    def _new_session(self) -> None:
-        new_id = time.strftime("chat-%Y%m%d-%H%M%S-") + secrets.token_hex(2)
-        if self.manager.reviewer is not None:
-            self.manager.reviewer.cancel()
-        self.manager.rotate(new_id, "new", messages=self.messages)
-        self.session_id = new_id
-        self.messages, self.api_messages = [], []
-        self.say(f"new session {new_id}; memory reloaded")
-
-    # -- the session log -------------------------------------------------------------------------
-
-    def _log_path(self, session_id: str) -> Path:
-        return self.folder / f"{session_id}.jsonl"
-
-    def _load(self, session_id: str) -> list[dict[str, Any]]:
-        path = self._log_path(session_id)
-        messages: list[dict[str, Any]] = []
-        try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except FileNotFoundError:
-            return []
-        for line in lines:
-            try:
-                message = json.loads(line)
-            except ValueError:
-                continue  # a line cut off by a crash
-            if isinstance(message, dict) and message.get("role"):
-                messages.append(message)
-        return messages
-
-    def _persist(self, messages: list[dict[str, Any]]) -> None:
-        from memhost.files import ensure_private_dir, open_append_private
-
-        ensure_private_dir(self.folder)
-        path = self._log_path(self.session_id)
-        data = "".join(json.dumps(m, ensure_ascii=False) + "\n" for m in messages).encode("utf-8")
-        fd = open_append_private(path)
-        try:
-            os.write(fd, data)
-        finally:
-            os.close(fd)
 
     # -- the end ---------------------------------------------------------------------------------
 
@@ -429,5 +311,4 @@ class ChatHost:
                      "`memhost memory pending`")
 
 
-def _one_line(text: str, width: int = 160) -> str:
-    return _common.preview(text, width)
+__all__ = ["BASE_PROMPT", "HELP", "MAX_TOOL_ROUNDS", "ChatHost", "cmd_chat", "register"]

@@ -145,7 +145,7 @@ def cmd_mark(args: argparse.Namespace) -> int:
     store = _common.store(home, args)
     target = args.target
     if not store.enabled[target]:
-        from memhost.cli.memory import enabled_reason
+        from memhost.cli.memory_show import enabled_reason
 
         _, reason = enabled_reason(_common.config(home).memory, target)
         response: dict[str, Any] = {"success": False, "target": target, "error": (

@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import functools
 import os
-import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,8 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from memhost.cli import _common
-
-TEMP_GRACE_SECONDS = 60  # a younger temp file may belong to a write in progress
+from memhost.cli.doctor_probes import lock_findings, loose_mode, temp_findings
 
 
 @dataclass
@@ -48,78 +46,6 @@ def section(name: str, title: str, *, lines: list[str] | None = None,
     status = "problem" if problems else "note" if notes else "ok"
     return {"name": name, "title": title, "status": status, "lines": lines or [],
             "problems": problems, "notes": notes, **data}
-
-
-# -- shared probes ----------------------------------------------------------------------------
-
-
-def lock_state(path: Path) -> str:
-    """``free``, ``held`` (another process holds it right now) or ``unknown (...)``."""
-    from filelock import Timeout
-
-    from memhost.files import lock_for
-
-    lock_file = Path(str(path) + ".lock")
-    if not lock_file.exists():
-        return "free"  # nobody can hold a lock whose file does not exist
-    try:
-        lock = lock_for(path, timeout=0)
-        lock.acquire()
-    except Timeout:
-        return "held"
-    except OSError as exc:
-        return f"unknown ({exc.strerror or exc})"
-    lock.release()
-    return "free"
-
-
-def leftover_temp_files(path: Path, now: float) -> tuple[list[str], list[str]]:
-    """Temp files of atomic writes to ``path``: (stale ones, recent ones)."""
-    stale: list[str] = []
-    recent: list[str] = []
-    try:
-        candidates = sorted(path.parent.glob(f".{path.name}.*.tmp"))
-    except OSError:
-        return stale, recent
-    for candidate in candidates:
-        try:
-            mtime = candidate.stat().st_mtime
-        except OSError:
-            continue
-        (recent if now - mtime < TEMP_GRACE_SECONDS else stale).append(str(candidate))
-    return stale, recent
-
-
-def _loose_mode(path: Path) -> str | None:
-    """The file's mode when group or others may read or write it."""
-    try:
-        mode = stat.S_IMODE(path.stat().st_mode)
-    except OSError:
-        return None
-    return f"{mode:04o}" if mode & 0o077 else None
-
-
-def _temp_findings(path: Path, ctx: Context, problems: list[str], notes: list[str], *,
-                   swept: bool = False) -> list[str]:
-    """``swept``: the next change to ``path`` deletes its stale temp files (the memory stores)."""
-    stale, recent = leftover_temp_files(path, ctx.now)
-    if stale:
-        also = f" (the next change to {path.name} also removes them)" if swept else ""
-        problems.append(f"leftover temp file(s) from an interrupted write, safe to delete{also}: "
-                        f"{', '.join(stale)}")
-    if recent:
-        notes.append(f"temp file(s) from a write that may still be running: {', '.join(recent)}")
-    return stale + recent
-
-
-def _lock_findings(path: Path, notes: list[str]) -> str:
-    state = lock_state(path)
-    if state == "held":
-        notes.append(f"{path.name}.lock is held by another process right now (a write in "
-                     "progress; if it stays held, that process is stuck)")
-    elif state != "free":
-        notes.append(f"could not check {path.name}.lock: {state}")
-    return state
 
 
 # -- sections ---------------------------------------------------------------------------------
@@ -163,8 +89,8 @@ def check_config(ctx: Context) -> dict[str, Any]:
     s = ctx.settings
     lines.append(f"in effect: [memory] memory_char_limit = {s.memory_char_limit}, user_char_limit = "
                  f"{s.user_char_limit}, write_approval = {str(s.write_approval).lower()}")
-    _temp_findings(path, ctx, problems, notes)
-    lock = _lock_findings(path, notes)
+    temp_findings(path, ctx, problems, notes)
+    lock = lock_findings(path, notes)
     return section("config", "Config", lines=lines, problems=problems, notes=notes,
                    path=str(path), exists=exists, valid=ctx.config_error is None,
                    error=ctx.config_error, lock=lock)
@@ -172,7 +98,7 @@ def check_config(ctx: Context) -> dict[str, Any]:
 
 def check_store(ctx: Context, target: str) -> dict[str, Any]:
     from memhost.builtin_providers import entrymeta
-    from memhost.cli.memory import describe_store, over_budget
+    from memhost.cli.memory_show import describe_store, over_budget
 
     store = ctx.store
     info = describe_store(store, ctx.settings, target)
@@ -203,15 +129,15 @@ def check_store(ctx: Context, target: str) -> dict[str, Any]:
                         f"flags {'it' if one else 'them'} as instructions); check "
                         f"{'it' if one else 'them'} with `memhost memory show` and remove what "
                         "you did not write")
-    if info["exists"] and (mode := _loose_mode(path)):
+    if info["exists"] and (mode := loose_mode(path)):
         notes.append(f"{path.name} has mode {mode}; memhost keeps memory files private (0600)")
     backups = sorted(str(p) for p in path.parent.glob(f"{path.name}.bak.*")) \
         if path.parent.is_dir() else []
     if backups:
         notes.append(f"{len(backups)} drift backup(s) kept from refused writes; delete them once "
                      f"their content is merged back: {', '.join(backups)}")
-    temps = _temp_findings(path, ctx, problems, notes, swept=True)
-    lock = _lock_findings(path, notes)
+    temps = temp_findings(path, ctx, problems, notes, swept=True)
+    lock = lock_findings(path, notes)
     meta = entrymeta.meta_path(path)
     problems.extend(entrymeta.problems(path))
     without_meta = sum(1 for e in info["entries"] if e["created"] is None)
@@ -256,7 +182,7 @@ def check_archive(ctx: Context) -> dict[str, Any]:
     records += ctx.store.archive.journaled()  # not yet folded into the file by a checkpoint
     summary = f"{_common.entries_phrase(records)} archived" if records or path.exists() \
         else "empty (nothing replaced or removed yet)"
-    lock = _lock_findings(path, notes)
+    lock = lock_findings(path, notes)
     return section("archive", "Archive", lines=[str(path), summary], problems=problems,
                    notes=notes, path=str(path), records=records, skipped_lines=skipped, lock=lock)
 
@@ -289,7 +215,7 @@ def check_pending(ctx: Context) -> dict[str, Any]:
 
 
 def check_providers(ctx: Context) -> dict[str, Any]:
-    from memhost.cli.providers import doctor_section
+    from memhost.cli.providers_doctor import doctor_section
 
     return doctor_section(ctx)
 

@@ -17,7 +17,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                     "settings, and editing the builtin memory, pending approvals and the archive. "
                     "Needs the 'settings' extra: pip install 'memhost[settings]'.")
     sub = parser.add_subparsers(dest="settings_command", metavar="SUBCOMMAND")
-    parser.set_defaults(func=lambda _args: (parser.print_help(), 2)[1])
+    parser.set_defaults(func=lambda args: _common.usage(parser))
 
     serve = sub.add_parser(
         "serve", help="serve the settings page on 127.0.0.1 until Ctrl+C",

@@ -10,9 +10,8 @@ stores fed the same turns rank them the same.
 
 from __future__ import annotations
 
-import heapq
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -50,19 +49,25 @@ class Backend(Protocol):
     def statistics(self, terms: Sequence[str]) -> tuple[dict[str, int], int, int]:
         """``(term -> live items holding it, live items, their summed length in terms)``."""
 
-    def candidates(self, terms: Sequence[str], *, window: int, every_limit: int,
-                   filters: Filters) -> dict[int, set[str]]:
-        """Active items worth scoring, each with the searched ``terms`` it is known to hold
-        (an underestimate is fine): at least the newest ``window`` items holding each term and
-        the newest ``every_limit`` items holding all of them (none when it is 0: a rare term's
-        window already holds every item that has all the terms), honouring the time filters."""
+    def candidates(self, weights: Mapping[str, float], *, window: int, every_limit: int,
+                   limit: int, filters: Filters) -> list[Hit]:
+        """The ``limit`` active items passing ``filters`` with the highest *estimate*, best
+        first (ties to the newer item): an item's estimate is the summed weight of the
+        searched terms (``weights``) it is known to hold, an underestimate being fine. They are
+        drawn from at least the newest ``window`` items holding each term and the newest
+        ``every_limit`` items holding all of them (none when it is 0: a rare term's window
+        already holds every item that has all the terms). A backend makes the walks, the
+        estimates and the cut in the database where it can, so that only these items are
+        read."""
 
     def fetch(self, ids: Sequence[int], filters: Filters) -> list[Hit]:
         """The active items among ``ids`` that pass ``filters``."""
 
-    def neighbours(self, ids: Sequence[int], filters: Filters) -> dict[int, list[Hit]]:
+    def neighbours(self, ids: Sequence[int], filters: Filters,
+                   known: Mapping[int, Hit] | None = None) -> dict[int, list[Hit]]:
         """For each of ``ids`` (turn items), the active turn items just before and after it in
-        its session that pass ``filters``."""
+        its session that pass ``filters``; those in ``known`` are taken from there, not read
+        again."""
 
     def vectors(self, ids: Sequence[int], model: str) -> dict[int, list[float]]:
         """The stored vectors of ``model`` for those of ``ids`` that have one (semantic recall;
@@ -70,12 +75,16 @@ class Backend(Protocol):
 
 
 def neighbour_hits(rows: Sequence[tuple[int, int | None, int | None]],
-                   fetch: Callable[[Sequence[int]], list[Hit]]) -> dict[int, list[Hit]]:
+                   fetch: Callable[[Sequence[int]], list[Hit]],
+                   known: Mapping[int, Hit] | None = None) -> dict[int, list[Hit]]:
     """A backend's ``neighbours`` answer from its ``(id, id before, id after)`` rows: the
-    neighbours fetched in one go (``fetch`` applies the filters)."""
+    neighbours not ``known`` yet fetched in one go (``fetch`` applies the filters)."""
     near = {origin: [i for i in (before, after) if i is not None]
             for origin, before, after in rows}
-    found = {h.id: h for h in fetch(sorted({i for n in near.values() for i in n}))}
+    found = dict(known or {})
+    missing = sorted({i for n in near.values() for i in n if i not in found})
+    if missing:
+        found.update((h.id, h) for h in fetch(missing))
     return {origin: [found[i] for i in wanted if i in found] for origin, wanted in near.items()}
 
 
@@ -118,30 +127,26 @@ def search(backend: Backend, query: str, *, filters: Filters = Filters(), limit:
     Ranking every item that shares a word with the query does not scale (a common word is in
     tens of thousands of them), so candidates come from cheap newest-first walks of the index:
     for each searched term its newest ``window`` items (all of a rare term's items), plus the
-    newest items holding every searched term. The best of those by estimated weight are scored
-    exactly, held to the floors, and the turns next to the best get their lift. With
+    newest items holding every searched term. The database keeps the best of those by
+    estimated weight (:meth:`Backend.candidates`); only they are read, scored exactly and held
+    to the floors, and the turns next to the best get their lift. With
     ``semantic`` (the query's vector), scores are fused with closeness (:mod:`hybrid`).
     """
     made = plan(backend, query, options, now)
     if made is None:
         return []
     wanted_count = max(limit, 1)
-    found = backend.candidates(made.search_terms, window=window,
-                               every_limit=0 if made.has_rare(window) else wanted_count * 2,
-                               filters=filters)
-    near = set(hybrid.nearest(backend, semantic, filters)) if semantic else set()
-    for item in filters.exclude:
-        found.pop(item, None)
-        near.discard(item)
     # Estimates can only fall short (a term outside its window is not counted), so nothing is
     # dropped on them: they only choose which items get an exact score.
-    weight = made.weights.__getitem__
-    estimates = [(sum(map(weight, held)), item) for item, held in found.items()]
-    wanted = [item for _, item in heapq.nlargest(wanted_count * VERIFY_FACTOR, estimates)]
-    wanted += sorted(near - set(wanted))
-    if not wanted:
-        return []
-    hits = [h for h in backend.fetch(wanted, filters)
+    found = backend.candidates({t: made.weights[t] for t in made.search_terms}, window=window,
+                               every_limit=0 if made.has_rare(window) else wanted_count * 2,
+                               limit=wanted_count * VERIFY_FACTOR, filters=filters)
+    near = set(hybrid.nearest(backend, semantic, filters)) if semantic else set()
+    near.difference_update(filters.exclude)
+    unread = near.difference(h.id for h in found)
+    if unread:
+        found += backend.fetch(sorted(unread), filters)
+    hits = [h for h in found
             if (score(made, h) > 0 and h.extra["coverage"] >= options.min_coverage)
             or h.id in near]
     if not hits:
@@ -188,7 +193,7 @@ def _lift_neighbours(backend: Backend, made: ranking.QueryPlan, top: list[Hit],
     weight = made.options.neighbour_weight
     source = {h.id: h.score for h in turns}
     base: dict[int, float] = {}
-    for origin, near in backend.neighbours(list(source), filters).items():
+    for origin, near in backend.neighbours(list(source), filters, by_id).items():
         for hit in near:
             if hit.id in filters.exclude:
                 continue

@@ -22,53 +22,42 @@ isolated from the host:
   failure is logged and kept in :meth:`Reviewer.status`, never raised into the user's turn.
 
 :func:`in_review_thread` and :func:`deny_on_review_thread` let a host's dangerous-command prompt
-answer "no" by itself when the review's thread would otherwise block on it.
+
+The review's conversation with its model (prompt, tool loop, tool calls) is
+:class:`~memhost.review.reviewloop.ReviewLoop`, a part of :class:`Reviewer`.
 """
 
 from __future__ import annotations
 
 import copy
-import json
 import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from memhost.builtin_providers.tool import TOOL_NAME, MemoryTool, WriteGate
-from memhost.review.approval import BACKGROUND, ApprovalGate
+from memhost.builtin_providers.tool import WriteGate
+from memhost.review.approval import ApprovalGate
 
 # What the model reads (memhost.review.prompt) and what a review reports
 # (memhost.review.outcome) are modules of their own; their names are importable from here too.
 from memhost.review.outcome import ReviewResult, summarize
-from memhost.review.prompt import (
-    _STALE,
-    _TASK,
-    NOTHING_TO_SAVE,
-    REVIEW_PROMPT,
-    STALE_SHOWN,
-    _cap,
-    render_transcript,
-)
+from memhost.review.prompt import NOTHING_TO_SAVE, REVIEW_PROMPT, render_transcript
+from memhost.review.reviewloop import ORIGIN, THREAD_NAME, ReviewLoop, ReviewCancelled
 from memhost.review.reviewthread import _local, deny_on_review_thread, in_review_thread
 
 if TYPE_CHECKING:  # pragma: no cover
     from memhost.builtin_providers.store import MemoryStore
     from memhost.manager import MemoryManager
-    from memhost.review.llm import AssistantMessage, ChatModel
+    from memhost.review.llm import ChatModel
 
 log = logging.getLogger(__name__)
 
-ORIGIN = BACKGROUND
 #: How long :meth:`Reviewer.cancel` waits for a running review to stop.
 CANCEL_WAIT = 2.0
-THREAD_NAME = "memhost-review"
-
-class _Cancelled(Exception):
-    pass
 
 
-class Reviewer:
+class Reviewer(ReviewLoop):
     """Runs background reviews for one host, one at a time.
 
     ``model`` is any :class:`memhost.review.llm.ChatModel`. ``gate`` defaults to an
@@ -185,7 +174,7 @@ class Reviewer:
         _local.active, _local.reviewer, _local.result = True, self, result
         try:
             self._review(transcript, result, cancel)
-        except _Cancelled:
+        except ReviewCancelled:
             result.status = "cancelled"
             self.counts["cancelled"] += 1
             log.info("background review cancelled by a new turn")
@@ -208,159 +197,6 @@ class Reviewer:
                 except Exception:
                     log.warning("the host's review summary callback failed", exc_info=True)
 
-    def _review(self, transcript: str, result: ReviewResult, cancel: threading.Event) -> None:
-        tool = MemoryTool(self.store, gate=self.gate, origin=ORIGIN)
-        schema = tool.schema()
-        if schema is None:
-            result.status = "no_change"
-            result.error = "both memory stores are disabled"
-            return
-        stale = self._stale()
-        messages: list[dict[str, Any]] = [
-            {"role": "system", "content": self._system_prompt(stale)},
-            {"role": "user", "content": f"<conversation>\n{transcript}\n</conversation>\n\n{_TASK}"},
-        ]
-        tools = [schema]
-        if stale:  # the confirm tool is offered only when there is something stale to confirm
-            from memhost.review.curator import CONFIRM_SCHEMA
-
-            tools.append(CONFIRM_SCHEMA)
-        for _ in range(self.max_iterations):
-            _check(cancel)
-            reply = self._call(messages, tools, result, cancel)
-            _check(cancel)
-            messages.append(reply.as_message())
-            if not reply.tool_calls:
-                result.final_text = reply.content.strip()
-                result.status = self._final_status(result)
-                return
-            stop = False
-            offered = [t["name"] for t in tools]
-            for call in reply.tool_calls:
-                _check(cancel)
-                answer = self._handle(tool, call, result, offered)
-                messages.append({"role": "tool", "tool_call_id": call.id,
-                                 "content": json.dumps(answer, ensure_ascii=False)})
-                stop = stop or (answer.get("done") is True and not answer.get("success"))
-            if stop:  # the tool's circuit breaker said to stop
-                result.status = self._final_status(result)
-                return
-        result.status = "limit"
-        log.warning("background review stopped after %d model calls ([review] max_iterations)",
-                    result.model_calls)
-
-    def _system_prompt(self, stale: Sequence[Any] = ()) -> str:
-        snapshot = self.store.snapshot().render()
-        current = snapshot if snapshot.strip() else "(memory is empty)"
-        prompt = f"{REVIEW_PROMPT}\n\nMemory as it is now:\n\n{current}"
-        if stale:
-            from memhost.review.curator import CONFIRM_TOOL
-
-            lines = [f"- [{s.target}] {_cap(self.store.shown_entries(s.target, [s.text])[0], 160)}"
-                     f" ({s.reason})" for s in stale]
-            prompt += "\n\n" + _STALE.format(entries="\n".join(lines), confirm=CONFIRM_TOOL)
-        return prompt
-
-    def _stale(self) -> list[Any]:
-        """The oldest stale entries (reading them never refreshes them); ``[]`` on any error."""
-        from memhost.review.curator import DAY, stale_entries
-
-        try:
-            return stale_entries(self.store, self.stale_after_days * DAY)[:STALE_SHOWN]
-        except Exception:
-            log.warning("background review: could not list stale entries", exc_info=True)
-            return []
-
-    def _call(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
-              result: ReviewResult, cancel: threading.Event) -> AssistantMessage:
-        """One model call on a helper thread, so a cancel is acknowledged at once even while
-        the request is still waiting for the server (its late answer is then dropped)."""
-        result.model_calls += 1
-        result.chars_sent += sum(len(str(m.get("content") or "")) for m in messages)
-        box: dict[str, Any] = {}
-        done = threading.Event()
-        payload = copy.deepcopy(messages)
-
-        def call() -> None:
-            _local.active = True
-            try:
-                box["reply"] = self.model.complete(payload, tools)
-            except BaseException as exc:  # handed to the review thread
-                box["error"] = exc
-            finally:
-                done.set()
-
-        threading.Thread(target=call, name=f"{THREAD_NAME}-call", daemon=True).start()
-        while not done.wait(0.05):
-            if cancel.is_set():
-                raise _Cancelled
-        if "error" in box:
-            raise box["error"]
-        return box["reply"]
-
-    def _handle(self, tool: MemoryTool, call: Any, result: ReviewResult,
-                offered: Sequence[str] = (TOOL_NAME,)) -> dict[str, Any]:
-        if call.name != TOOL_NAME and call.name in offered:
-            return self._confirm(call, result)
-        if call.name != TOOL_NAME:
-            result.refused_tools.append(call.name or "(unnamed)")
-            log.info("background review: refused a call to %r", call.name)
-            return {"success": False, "refused": True, "error": (
-                f"Refused: the memory review may call only the `{TOOL_NAME}` tool; "
-                f"`{call.name}` is not available here. Do not call it again. Use `{TOOL_NAME}` "
-                f"or, if nothing qualifies, answer exactly: {NOTHING_TO_SAVE}")}
-        try:
-            arguments = call.parsed_arguments()
-        except ValueError as exc:
-            return {"success": False, "error": f"The arguments are not a valid JSON object ({exc}). "
-                    "Send {\"target\": ..., \"action\": ...} or {\"target\": ..., \"operations\": [...]}."}
-        answer = tool.call(arguments, session_id=result.session_id)
-        if answer.get("staged"):
-            result.staged.append(str(answer.get("pending_id")))
-        return answer
-
-    def _confirm(self, call: Any, result: ReviewResult) -> dict[str, Any]:
-        """The review's ``memory_confirm``: only the entry's metadata changes (never its text),
-        so it is applied, not staged."""
-        from memhost.review.curator import confirm
-
-        try:
-            arguments = call.parsed_arguments()
-        except ValueError as exc:
-            return {"success": False, "error": f"The arguments are not a valid JSON object ({exc})."}
-        target, old_text = arguments.get("target"), arguments.get("old_text")
-        if target not in self.store.enabled or not self.store.enabled[target]:
-            return {"success": False, "error": "target must be an enabled store: 'memory' or 'user'."}
-        answer = confirm(self.store, target, old_text if isinstance(old_text, str) else "",
-                         by=ORIGIN)
-        if answer.get("success"):
-            result.confirmed.append({"target": target, "entry": answer["entry"]})
-            return {"success": True, "done": True, "target": target,
-                    "message": "Confirmed; the entry counts as fresh from now."}
-        return {k: v for k, v in answer.items() if k in ("success", "error", "matches")}
-
-    def _record(self, changes: list[Any], origin: str, session_id: str) -> None:
-        """Store listener: note what this reviewer's own thread committed."""
-        result = getattr(_local, "result", None)
-        if getattr(_local, "reviewer", None) is not self or result is None:
-            return
-        for change in changes:
-            result.writes.append({"action": change.action, "target": change.target,
-                                  "content": change.content, "previous": change.previous})
-
-    @staticmethod
-    def _final_status(result: ReviewResult) -> str:
-        if result.writes:
-            return "saved"
-        if result.staged:
-            return "staged"
-        if result.confirmed:
-            return "confirmed"
-        if result.final_text.strip().rstrip(".").lower() == NOTHING_TO_SAVE.rstrip(".").lower():
-            return "nothing"
-        return "no_change"
-
-
 def reviewer_from_config(manager: MemoryManager) -> Reviewer | None:
     """The reviewer :meth:`memhost.MemoryManager.from_home` installs: built from ``[review]``
     when it is enabled and names a server and a model. A setting that cannot work (a base_url
@@ -374,11 +210,6 @@ def reviewer_from_config(manager: MemoryManager) -> Reviewer | None:
         log.warning("the background review is off: %s", exc)
         manager.problems.append({"provider": "review", "problem": f"background review off: {exc}"})
         return None
-
-
-def _check(cancel: threading.Event) -> None:
-    if cancel.is_set():
-        raise _Cancelled
 
 
 def _is_model_error(exc: BaseException) -> bool:

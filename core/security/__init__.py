@@ -1,7 +1,9 @@
 """Security: what memhost keeps out of prompts and away from providers.
 
 Memory poisoning (see docs/security.md): :mod:`~memhost.security.scorer` gives each memory
-entry a risk score from the evidence families of :mod:`~memhost.security.features`;
+entry a risk score from the evidence families of :mod:`~memhost.security.features` (known
+shapes) and :mod:`~memhost.security.concepts` (the ideas underneath them), both built from the
+vocabularies of :mod:`~memhost.security.lexicon`;
 :mod:`~memhost.security.screen` turns it into accept, stage or refuse for a write (with taint
 and the optional :mod:`~memhost.security.judge`); :mod:`~memhost.security.neutralise` renders
 every entry inert for a prompt; :mod:`~memhost.security.text` and

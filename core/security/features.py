@@ -15,8 +15,11 @@ feature answers that; each is evidence, weighed in :mod:`memhost.security.scorer
 * the same directives in Spanish, French, German, Portuguese and Chinese.
 
 Patterns match word forms (``ignor\\w*`` matches "ignore", "ignoring", "ignored") and allow a
-bounded number of filler words between the parts, so paraphrase and inflection do not slip
-through. Every filler is bounded, so no pattern can backtrack badly.
+bounded number of filler words between the parts, within one clause, so paraphrase and
+inflection do not slip through. Every filler is bounded, so no pattern can backtrack badly. The
+vocabularies they share are in :mod:`memhost.security.lexicon`; the ideas underneath the
+shapes (prior guidance void, act on remote content, keep this entry, hide from the user,
+dictate every reply) are :mod:`memhost.security.concepts`, added to :data:`FEATURES` below.
 
 Weights are on one scale: about 3 is "a person should look at this" and about 6 is "this is
 an instruction to the agent on its own" (the thresholds themselves are configuration).
@@ -25,88 +28,39 @@ an instruction to the agent on its own" (the thresholds themselves are configura
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
-#: Up to ``n`` words of filler between two parts of a phrase.
-def _gap(n: int) -> str:
-    # Whitespace and words are disjoint character classes, so there is one way to split.
-    return rf"[,;:]?[^\S\n]+(?:\S+[^\S\n]+){{0,{n}}}?"
-
-
-_G4, _G6, _G8 = _gap(4), _gap(6), _gap(8)
-_ANY = r"[^\n]{0,120}?"  # a bounded stretch of one line
-
-# -- shared vocabulary ----------------------------------------------------------------------------
-
-#: Data worth stealing.
-SENSITIVE = (
-    r"(?:conversations?|chats?(?:\s+(?:history|log|transcript))?|transcripts?|histor(?:y|ies)"
-    r"|(?:previous|past|earlier)\s+messages|messages\s+so\s+far|everything\s+the\s+user\s+(?:said|typed|wrote)"
-    r"|what\s+the\s+user\s+(?:said|typed|wrote)|(?:full|entire|whole)\s+context|session\s+(?:data|log)"
-    r"|api[\s_-]?keys?|access\s+keys?|tokens?|secrets?|credentials?|passwords?|passcodes?"
-    r"|private\s+keys?|ssh\s+keys?|\.env\b|environment(?:\s+variables)?|env\s+vars?|cookies?"
-    # other languages
-    r"|conversaci[oó]n|historial|contraseñas?|credenciales|historique|mots?\s+de\s+passe"
-    r"|identifiants|verlauf|unterhaltung|gespr[aä]ch|passw[oö]rter|zugangsdaten|conversa\b"
-    r"|hist[oó]rico|senhas?|credenciais|对话|聊天记录|历史记录|密码|凭证|密钥"
-    # what an inventory of the victim needs
-    r"|hostnames?|machine\s+ids?|user\s?names?|repositor(?:y|ies)|workspace|source\s+code)"
+from memhost.security import concepts
+from memhost.security.lexicon import (
+    ANY as _ANY,
+    CHANNEL,
+    CHANNEL_ANCHORS,
+    CREDENTIAL_PATH,
+    DISCLOSE,
+    G4 as _G4,
+    G6 as _G6,
+    G8 as _G8,
+    INSTRUCTIONS,
+    gap,
+    MOVE,
+    SECRET_ASK,
+    SENSITIVE,
+    Feature,
 )
-#: Somewhere outside: a URL, a mail address, a bucket, a raw address, a hook.
-CHANNEL = (r"(?:https?://|s3://|gs://|ftp://|\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b|webhooks?\b"
-           r"|pastebin|\b\d{1,3}(?:\.\d{1,3}){3}:\d+|\bbucket\b|\bdiscord\b|\btelegram\b)")
-#: Verbs that move data somewhere, in every language the scorer reads.
-MOVE = (r"(?<![/\w.-])(?:send\w*|sent|upload\w*|post(?:s|ed|ing)?|transmit\w*|forward\w*"
-        r"|exfiltrat\w*|leak\w*|e-?mail\w*|mail(?:s|ed|ing)?|mirror\w*|sync\w*|ship\w*"
-        r"|push\w*|beacon\w*|report\w*|submit\w*|shar(?:e|es|ing)\b|copy|copie[sd]|copying|relay\w*"
-        r"|env[ií]a\w*|enviar|manda\w*|sube|subir|reenv[ií]a\w*|envoie\w*|envoyer|transmet\w*"
-        r"|transf[eè]re\w*|sende\w*|schick\w*|[uü]bermittel\w*|weiterleit\w*|envie\w*"
-        r"|mande\w*|发送|发给|发到|上传|转发|传到)")
-#: Verbs that show or read something.
-DISCLOSE = (r"(?<![/\w.-])(?:print\w*|cat|show\w*|display\w*|output\w*|paste\w*|include\w*"
-            r"|reveal\w*|read\w*|dump\w*|cp|scp|rsync|copy|copie[sd]|upload\w*|send\w*|base64"
-            r"|summari[sz]e\w*|echo|(?:less|more|head|tail|type)(?=\s+\S*(?:~|/|\.\w)))")
-CREDENTIAL_PATH = (
-    r"(?:\.aws/(?:credentials|config)\b|\.ssh/id_\w+|\bid_(?:rsa|ed25519|ecdsa|dsa)\b|\.netrc\b"
-    r"|\.pgpass\b|\.git-credentials\b|\.docker/config\.json|/etc/shadow\b|\.kube/config\b"
-    r"|\.npmrc\b|\.pypirc\b|credentials\.json\b|\.gnupg\b|\bkeychain\b|\.config/gcloud\b"
-    r"|\bauthorized_keys\b|(?:~|\$HOME|\$\{HOME\})/\.ssh\b(?!/(?:config|known_hosts)\b)"
-    r"|(?:\.memhost|MEMHOST_HOME\}?)/\.env\b"
-    r"|(?<![\w.])\.env\b(?![.-](?:example|sample|template|dist)))")
-SECRET_ASK = (r"(?:one[\s-]?time\s+(?:pass)?codes?|\botps?\b|\b2fa\b|\bmfa\b\s+codes?"
-              r"|verification\s+codes?|auth(?:entication)?\s+codes?|security\s+codes?|passwords?"
-              r"|passphrases?|\bpins?\b|recovery\s+(?:codes?|phrases?|keys?)|seed\s+phrases?|\bcvv\b"
-              r"|card\s+numbers?)")
-INSTRUCTIONS = (r"(?:instruct\w*|rules?|guidelines?|directives?|polic(?:y|ies)|system\s+prompts?"
-                r"|prompts?|orders|constraints|requests|safeguards|guardrails|programming)")
 
-
-@dataclass(frozen=True)
-class Feature:
-    id: str
-    weight: float
-    pattern: str
-    #: Features of one family are one piece of evidence: only the strongest counts.
-    family: str = ""
-    #: Case-sensitive when the shape is (role lines are matched case-insensitively anyway).
-    flags: int = re.IGNORECASE
-
-    @property
-    def group(self) -> str:
-        return self.family or self.id
-
-    def compile(self) -> re.Pattern[str]:
-        return re.compile(self.pattern, self.flags | re.MULTILINE)
-
+#: What comes before the instructions an override names ("all previous", "your", "the system").
+_PRIOR = (r"(?:previous|prior|earlier|above|preceding|original|initial|old|existing|all|any|every"
+          r"|your|its|the|system|safety|default|whatever|those|these|such)")
+_G2 = gap(2)
 
 F = Feature
-FEATURES: tuple[Feature, ...] = (
+_WRITTEN: tuple[Feature, ...] = (
     # -- overriding what the agent was told ------------------------------------------------------
     F("override_instructions", 6.0,
-      rf"\b(?:ignor\w*|disregard\w*|forg[eo]t\w*|overrid\w*|overrode|set(?:ting)?\s+aside|skip\w*"
-      rf"|bypass\w*|abandon\w*|discard\w*|drop(?:s|ped|ping)?|throw\w*\s+out|neglect\w*){_G8}"
-      rf"(?:previous|prior|earlier|above|preceding|original|initial|old|existing|all|any|every"
-      rf"|your|its|the|system|safety|default|whatever|those|these|such){_G4}{INSTRUCTIONS}"
+      rf"\b(?:ignor\w*|disregard\w*|forg[eo]t\w*|overrid\w*|overrode){_G8}{_PRIOR}{_G4}{INSTRUCTIONS}"
+      # Verbs with other everyday objects ("rules were dropped in the migration; the new policy")
+      # must sit next to what they drop.
+      rf"|\b(?:set(?:ting)?\s+aside|skip\w*|bypass\w*|abandon\w*|discard\w*|drop(?:s|ped|ping)?"
+      rf"|throw\w*\s+out|neglect\w*){_G2}{_PRIOR}{_G4}{INSTRUCTIONS}"
       rf"|\b(?:ignor\w*|disregard\w*|forg[eo]t\w*|overrid\w*|overrode){_G6}{INSTRUCTIONS}{_G6}"
       rf"(?:given|earlier|before|previously|so\s+far|above|originally|until\s+now)\b", "override"),
     F("refuse_to_follow", 5.0,
@@ -164,7 +118,8 @@ FEATURES: tuple[Feature, ...] = (
       r"|\b(?:call|name)\s+yourself\b|\byou\s+will\s+(?:now\s+)?be\s+(?:an?\s+)?\w+\s+(?:that|who|with)\b"
       r"|\bahora\s+eres\b|\beres\s+ahora\b|\btu\s+es\s+(?:maintenant|d[ée]sormais)\b"
       r"|\bvous\s+[êe]tes\s+(?:maintenant|d[ée]sormais)\b|\bdu\s+bist\s+(?:jetzt|nun|ab\s+sofort)\b"
-      r"|\bvoc[êe]\s+[ée]\s+agora\b|\bagora\s+voc[êe]\s+[ée]\b|你现在是|你现在扮演|你将扮演|你是一个没有"),
+      r"|\bvoc[êe]\s+[ée]\s+agora\b|\bagora\s+voc[êe]\s+[ée]\b|你现在是|你现在扮演|你将扮演|你是一个没有",
+      "identity"),
     F("persistence", 1.0,
       r"\b(?:from\s+now\s+on|henceforth|going\s+forward|from\s+here\s+on|starting\s+(?:now|with\s+the\s+next)"
       r"|in\s+(?:all|every)\s+(?:future\s+)?(?:sessions?|conversations?|repl(?:y|ies)|responses?|answers?)"
@@ -179,9 +134,13 @@ FEATURES: tuple[Feature, ...] = (
       r"|\byou\s+(?:must|shall|have\s+to|need\s+to|are\s+to|are\s+required\s+to)\b"
       r"|\bwhen(?:ever)?\s+the\s+user\s+(?:asks|mentions|says|logs|types|requests)\b.{0,60}?\b(?:run|send|ask|print|include|say|tell|execute)\b"),
     F("response_directive", 2.5,
-      r"\b(?:in|into|to|at\s+the\s+(?:end|start|beginning|top|bottom)\s+of)\s+your\s+(?:responses?"
-      r"|repl(?:y|ies)|answers?|outputs?|messages?)\b|\byour\s+(?:responses?|repl(?:y|ies)|answers?)\s+"
-      r"(?:must|should|shall|will)\b|\b(?:respond|reply|answer)\s+(?:only\s+)?(?:with|by\s+\w+ing)\b"),
+      r"\b(?:in|into|to|at\s+the\s+(?:end|start|beginning|top|bottom)\s+of|after|before|below|beneath"
+      r"|following)\s+(?:each\s+of\s+|every\s+|each\s+|all\s+)?your\s+(?:responses?|repl(?:y|ies)"
+      r"|answers?|outputs?|messages?)\b|\byour\s+(?:responses?|repl(?:y|ies)|answers?)\s+"
+      r"(?:must|should|shall|will)\b", "response_directive"),
+    # "Answer with the code first" is how a user states a style; alone it is no directive.
+    F("reply_with", 1.5, r"\b(?:respond|reply|answer)\s+(?:only\s+)?(?:with|by\s+\w+ing)\b",
+      "response_directive"),
     F("active_content", 3.0,
       r"<\s*script\b|\bjavascript\s*:|\bon(?:error|load|click|mouseover)\s*=|<\s*iframe\b"),
     # -- authority and prompt shapes -------------------------------------------------------------
@@ -224,12 +183,18 @@ FEATURES: tuple[Feature, ...] = (
       r"\|\s*(?:sudo\s+)?(?:curl|wget|nc|ncat|netcat|socat|telnet)\b|--data-binary\s+@|\s-d\s*@-"
       r"|--upload-file\b|\s-T\s+-|/dev/tcp/"),
     F("download_execute", 6.0,
-      r"\b(?:curl|wget|iwr|invoke-webrequest|fetch)\b[^\n|;]{0,200}\|\s*(?:sudo\s+)?"
+      # A source to fetch from (a URL, a host name, an address, a variable): "curl | bash" in prose
+      # names the pattern, it is no command (see download_mention).
+      r"\b(?:curl|wget|iwr|invoke-webrequest|fetch)\b(?=[^\n|;]{0,200}?(?:://|\$|\b[\w-]+\.[a-z]{2,}\b"
+      r"|\d+\.\d+\.\d+\.\d+))[^\n|;]{0,200}\|\s*(?:sudo\s+)?"
       r"(?:(?:ba|z|k|da|c)?sh|python[\d.]*|perl|ruby|node|php|iex|invoke-expression)\b"
       r"|\b(?:ba|z)?sh\s+<\(\s*(?:curl|wget)|\bsh\s+-c\s+[\"']?\$\(\s*(?:curl|wget)"
       r"|base64\s+(?:-d|--decode)\s*\|\s*(?:ba|z)?sh\b"),
+    F("download_mention", 2.0,
+      r"\b(?:curl|wget|iwr|invoke-webrequest)\s*\|\s*(?:sudo\s+)?(?:(?:ba|z)?sh|python[\d.]*|iex)\b",
+      "download_execute"),
     F("c2_beacon", 3.0,
-      rf"\b(?:regist\w*|check\w*[\s-]?in|beacon\w*|heartbeat\w*|phone\w*\s+home|call\w*\s+home"
+      rf"\b(?:regist\w*|check\w*[\s-]?in|beacon\w*|heartbeat\w*|phone\w*\s+home|call\w*\s+home|ping\w*"
       rf"|report\w*\s+(?:in|back)|connect\w*){_ANY}{CHANNEL}"
       r"|\bwait\w*\s+for\s+(?:new\s+)?(?:jobs|commands|tasks|orders)\b"
       r"|\b(?:regist\w*|check\w*[\s-]?in|beacon\w*|heartbeat\w*|phone\w*\s+home|report\w*\s+in)\b"
@@ -252,7 +217,8 @@ FEATURES: tuple[Feature, ...] = (
       r"|\bif\s+(?:this|it)\s+(?:entry|note|line)?\s*(?:is|gets)\s+(?:ever\s+)?(?:removed|deleted)"),
     # -- the user, deceived --------------------------------------------------------------------
     F("phishing", 4.0,
-      rf"\b(?:ask\w*|request\w*|prompt\w*|remind\w*|tell\w*|get|have|make)\b{_G6}{SECRET_ASK}"
+      rf"\b(?:ask\w*|request\w*|prompt\w*|remind\w*|tell\w*|get|have|make|collect\w*|gather\w*"
+      rf"|obtain\w*|harvest\w*)\b{_G6}{SECRET_ASK}"
       rf"|\b(?:type|paste|enter|send|share)\w*\s+(?:their|your|his|her|the)\s+{SECRET_ASK}"
       rf"{_G6}(?:chat|here|reply|message)"),
     F("concealment", 3.0,
@@ -288,7 +254,7 @@ SECRET_WEIGHT = 6.0
 #: A feature matched inside quotation marks is reported speech (a title, an example): half.
 QUOTED_FACTOR = 0.5
 
-_CHANNEL_ANCHORS = (":", "@", "webhook", "pastebin", "bucket", "discord", "telegram")
+_CHANNEL_ANCHORS = CHANNEL_ANCHORS
 _CREDENTIAL_ANCHORS = (".aws/", ".ssh", "id_", ".netrc", ".pgpass", ".git-credentials", ".docker/",
                        "/etc/shadow", ".kube/config", ".npmrc", ".pypirc", "credentials.json",
                        ".gnupg", "keychain", ".config/gcloud", ".env", "authorized_keys")
@@ -296,7 +262,7 @@ _CREDENTIAL_ANCHORS = (".aws/", ".ssh", "id_", ".netrc", ".pgpass", ".git-creden
 #: feature whose literals are all absent is not run: same evidence, a fraction of the cost. A
 #: feature without an entry always runs. tests/test_scorer.py checks that these never change
 #: an assessment, on the corpora and on generated text.
-ANCHORS: dict[str, tuple[str, ...]] = {
+_WRITTEN_ANCHORS: dict[str, tuple[str, ...]] = {
     "override_instructions": ("ignor", "disregard", "forg", "overrid", "overrode", "aside", "skip",
                               "bypass", "abandon", "discard", "drop", "throw", "neglect"),
     "instructions_void": ("void", "obsolete", "revoked", "cancel", "invalid", "supersed", "overrid",
@@ -321,7 +287,8 @@ ANCHORS: dict[str, tuple[str, ...]] = {
                           "yourself", "eres", "tu", "vous", "bist", "você", "voce", "agora",
                           "你"),
     "agent_directive": ("assistant", "agent", "ai", "model", "bot", "llm", "you", "user"),
-    "response_directive": ("your", "respond", "reply", "answer"),
+    "response_directive": ("your",),
+    "reply_with": ("respond", "reply", "answer"),
     "active_content": ("script", "javascript", "onerror", "onload", "onclick", "onmouseover",
                        "iframe"),
     "role_line": (":",),
@@ -346,6 +313,7 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "env_dump": ("env", "set", "export", "environ", "environment"),
     "pipe_to_network": ("|", "--data-binary", "@-", "--upload-file", "-t", "/dev/tcp/"),
     "download_execute": ("|", "<(", "$(", "base64"),
+    "download_mention": ("|",),
     "c2_beacon": _CHANNEL_ANCHORS + ("wait", "c2", "c&c", "command", "control"),
     "c2_mention": ("command", "control", "c2", "c&c"),
     "memory_tamper": ("memhost", "write_approval", "pending", "approval", "audit", "memories/",
@@ -354,12 +322,13 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "self_replicate": ("add", "sav", "restor", "creat", "keep", "this", "same", "copy",
                        "duplicat", "replicat", "if"),
     "phishing": ("code", "otp", "2fa", "mfa", "password", "passphrase", "pin", "recovery", "seed",
-                 "cvv", "card"),
+                 "cvv", "card", "number", "digit", "expir", "question", "maiden"),
     "concealment": ("tell", "inform", "mention", "notif", "reveal", "show", "let", "quietly",
                     "silently", "secretly", "covertly", "knowing", "noticing", "empty", "digas",
                     "cuentes", "menciones", "informes", "dis", "dites", "nichts", "conte", "diga",
                     "informe", "mencione", "vèle", "vele", "用户"),
-    "persistence": ("now", "henceforth", "forward", "here", "starting", "every", "each", "after",
+    "persistence": ("now", "henceforth", "forward", "here", "start", "end", "every", "each", "after",
+                    "session", "conversation", "repl", "respons", "answer",
                     "before", "always", "permanently", "future", "subsequent", "partir", "ahora",
                     "sormais", "navant", "maintenant", "sofort", "nun", "jetzt", "agora", "从现在",
                     "从今", "今后", "以后", "始终", "每次"),
@@ -368,3 +337,8 @@ ANCHORS: dict[str, tuple[str, ...]] = {
                          "missacht", "esque", "desconsider", "忽略", "无视", "忽视", "不要理会",
                          "忘记", "忘掉"),
 }
+
+#: Every feature the scorer weighs: the ones above and the concepts of
+#: :mod:`memhost.security.concepts`.
+FEATURES: tuple[Feature, ...] = _WRITTEN + concepts.FEATURES
+ANCHORS: dict[str, tuple[str, ...]] = {**_WRITTEN_ANCHORS, **concepts.ANCHORS}

@@ -92,8 +92,9 @@ _B64 = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{16,}={0,2}(?![A-Za-z0-9+/=]
 _HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){12,}(?![0-9A-Fa-f])")
 _LEET = {"0": "o", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "!": "i",
          "|": "l", "€": "e"}
-#: "1" stands for i as often as for l; each reading is its own view.
-_LEETS = (str.maketrans({**_LEET, "1": "i"}), str.maketrans({**_LEET, "1": "l"}))
+#: "1" stands for i as often as for l; each reading is its own view: "1" as i everywhere, and
+#: "1" read per word (:func:`_one_as`).
+_LEETS = (str.maketrans({**_LEET, "1": "i"}), None)
 _TOKEN = re.compile(r"[\w@$!|€]{3,}")
 _LEET_MARKS = re.compile(r"[0134579@$!|€]")
 
@@ -128,16 +129,36 @@ def _views(text: str) -> list[tuple[str, str]]:
     return views
 
 
-#: A leet mark with a letter on each side ("s3nd", "h4x0r"), or one leading two letters ("4ll");
-#: "m000", "ipv4" and "sha256" have none, and are left as they are.
-_LEET_INSIDE = re.compile(r"[^\W\d_][0134579@$!|€]+[^\W\d_]|^[0134579@$][^\W\d_]{2,}")
+#: A leet mark with a letter on each side ("s3nd", "h4x0r"), one leading two letters ("4ll"), or
+#: marks at both ends of letters ("4P1"), or a short word ending in 3 or 0 for e or o ("th3");
+#: "m000", "ipv4", "sha256" and "python3" have none, and are left as they are.
+_LEET_INSIDE = re.compile(r"[^\W\d_][0134579@$!|€]+[^\W\d_]|^[0134579@$][^\W\d_]{2,}"
+                          r"|^[0134579@$][^\W\d_]+[0134579@$!|€]$|^[^\W\d_]{2,3}[03]$")
 
 
-def _unleet(token: str, table: dict[int, str]) -> str:
+def _unleet(token: str, table: dict[int, str] | None) -> str:
     """A word written with digits or symbols among its letters, read as letters."""
     if not _LEET_INSIDE.search(token):
         return token
+    if table is None:
+        token = _ONE.sub(_one_as, token)
+        table = _LEETS[0]
     return token.translate(table)
+
+
+#: A "1" with what stands around it in its word.
+_ONE = re.compile(r"(?<=(.))?1(?=(.))?")
+
+
+def _one_as(match: re.Match[str]) -> str:
+    """"1" as l where English puts an l: before an e ("ru13s", "f1le"), doubled ("a11"), or
+    ending a word after a vowel ("c0ntr01"); as i elsewhere ("d1sr3g4rd", "1nstruct10ns")."""
+    before, after = match.group(1) or "", match.group(2) or ""
+    if after in ("e", "E", "3", "1") or before == "1":
+        return "l"
+    if not after and before.lower() in ("a", "e", "o", "u", "0", "3", "4"):
+        return "l"
+    return "i"
 
 
 _BIDI_OVERRIDE = "\u202e"
@@ -161,11 +182,40 @@ def _decode(run: str, kind: str) -> str | None:
 
 # -- scoring --------------------------------------------------------------------------------------
 
+class _Compiled:
+    """A feature with its anchors; its patterns are compiled the first time a text needs them.
+
+    Compiling every feature costs a process about a tenth of a second; a note with no anchor of
+    a feature never needs that feature's pattern, so a process that scores a few ordinary notes
+    (one write, one session start) compiles only the features those notes reach.
+    """
+
+    __slots__ = ("feature", "anchors", "_rx", "_also")
+
+    def __init__(self, feature: features.Feature) -> None:
+        self.feature = feature
+        found = features.ANCHORS.get(feature.id)
+        self.anchors = frozenset(found) if found is not None else None
+        self._rx: re.Pattern[str] | None = None
+        self._also: re.Pattern[str] | None = None
+
+    @property
+    def rx(self) -> re.Pattern[str]:
+        if self._rx is None:  # a race compiles twice, to the same pattern: harmless
+            self._rx = self.feature.compile()
+        return self._rx
+
+    @property
+    def also(self) -> re.Pattern[str] | None:
+        if self._also is None and self.feature.also:
+            self._also = self.feature.compile_also()
+        return self._also
+
+
 @cache
-def _compiled() -> tuple[tuple[features.Feature, re.Pattern[str], frozenset[str] | None], ...]:
-    version()  # named once, when the scorer is first built, with the features compiled
-    return tuple((f, f.compile(), frozenset(features.ANCHORS[f.id]) if f.id in features.ANCHORS
-                  else None) for f in features.FEATURES)
+def _compiled() -> tuple[_Compiled, ...]:
+    version()  # named once, when the scorer is first built
+    return tuple(_Compiled(f) for f in features.FEATURES)
 
 
 @cache
@@ -219,14 +269,18 @@ def _score_view(text: str, view: str) -> dict[str, Evidence]:
     quoted = [m.span() for m in _QUOTED.finditer(text)] if '"' in text or not text.isascii() else []
     found: dict[str, Evidence] = {}
     present = _present(text) if USE_ANCHORS else None
-    for feature, rx, anchors in _compiled():
+    for compiled in _compiled():
+        feature, anchors = compiled.feature, compiled.anchors
         if present is not None and anchors is not None and anchors.isdisjoint(present):
             continue
         held = found.get(feature.group)
         if held is not None and held.weight >= feature.weight:
             continue
         best = 0.0
-        for match in rx.finditer(text):
+        for match in compiled.rx.finditer(text):
+            also = compiled.also
+            if also is not None and also.search(text) is None:
+                break
             inside = any(a <= match.start() and match.end() <= b for a, b in quoted)
             best = max(best, feature.weight * (features.QUOTED_FACTOR if inside else 1.0))
             if best == feature.weight:
@@ -292,5 +346,5 @@ def version() -> str:
              repr(features.BIDI_WEIGHT), repr(features.QUOTED_FACTOR), repr(features.SECRET_WEIGHT)]
     parts.append(redact.version())
     parts += [f"{fid}\t{','.join(lits)}" for fid, lits in sorted(features.ANCHORS.items())]
-    parts += [f"{f.id}\t{f.weight}\t{int(f.flags)}\t{f.pattern}" for f in features.FEATURES]
+    parts += [f"{f.id}\t{f.weight}\t{int(f.flags)}\t{f.pattern}\t{f.also}" for f in features.FEATURES]
     return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()[:24]

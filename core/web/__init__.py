@@ -7,7 +7,10 @@ that uses it. Starlette and uvicorn come with the ``settings`` extra (``pip inst
 
 - :mod:`memhost.web.security`: the token, Host, Origin and content-type checks, security headers
   and the request log (which never holds a query string).
-- :mod:`memhost.web.api`: the API endpoints, their route table and the OpenAPI document.
+- :mod:`memhost.web.api`: the API's route table and its OpenAPI document; the handlers are in
+  :mod:`memhost.web.providers_api`, :mod:`memhost.web.memory_api` and
+  :mod:`memhost.web.recall_api`, on :mod:`memhost.web.request` (what a handler gets and raises),
+  and :mod:`memhost.web.openapi` builds the document.
 - :mod:`memhost.web.app`: the application (page, static files, API) for one home and token.
 - :mod:`memhost.web.server`: binding the loopback socket, printing the URL, running uvicorn.
 - :mod:`memhost.web.loopback`: the listening socket on 127.0.0.1, shared with the MCP server's

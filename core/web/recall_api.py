@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from memhost.web.api import ApiError, Endpoint, Request, _obj
+from memhost.web.openapi import Endpoint, object_schema
+from memhost.web.request import ApiError, Request
 
 PROVIDERS = ("sqlite", "postgres")
 MAX_LIMIT = 100
@@ -85,8 +86,8 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     Endpoint("GET", "/api/recall", recall_search, "Search the recall store", "recall",
              query=(("query", "what to look for (empty: the newest items)"),
                     ("limit", f"at most this many (1-{MAX_LIMIT})")),
-             result=_obj({"provider": {"type": "string"}, "query": {"type": "string"},
-                          "results": {"type": "array", "items": {"type": "object"}}}),
+             result=object_schema({"provider": {"type": "string"}, "query": {"type": "string"},
+                                   "results": {"type": "array", "items": {"type": "object"}}}),
              errors={400: "bad query", 404: "no recall store yet", 409: "no recall provider",
                      503: "the database cannot be reached"}),
     Endpoint("POST", "/api/recall/{id}/forget", recall_forget, "Forget a recalled item",

@@ -8,7 +8,7 @@ The ranking is :func:`memhost.recall.search`'s, on the terms memhost made of eac
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memhost import recall
@@ -17,6 +17,9 @@ from memhost import recall
 def _quote(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
+
+#: How many postings (in windows) the walk for the items holding every searched term reads.
+EVERY_POSTINGS = 10
 
 #: The columns a :class:`memhost.recall.Hit` is made of, on ``items AS i``.
 HIT = "i.id, i.kind, i.body, i.created_at, i.session_id, i.role, i.terms"
@@ -52,6 +55,9 @@ class Backend:
     def __init__(self, conn: sqlite3.Connection, *, vector_search: bool = False) -> None:
         self.conn = conn
         self.vector_search = vector_search
+        #: What :meth:`statistics` read (the candidates' walks are sized by it).
+        self.df: dict[str, int] = {}
+        self.live = 0
 
     def statistics(self, terms: Sequence[str]) -> tuple[dict[str, int], int, int]:
         conn = self.conn
@@ -59,33 +65,62 @@ class Backend:
         df = dict(conn.execute(f"SELECT stem, df FROM terms WHERE stem IN ({marks})",
                                list(terms)).fetchall())
         counts = dict(conn.execute("SELECT name, value FROM counts").fetchall())
-        return df, counts.get("live", 0), counts.get("length", 0)
+        self.df, self.live = df, counts.get("live", 0)
+        return df, self.live, counts.get("length", 0)
 
-    def _window(self, terms: Sequence[str], *, every: bool, limit: int,
-                filters: recall.Filters) -> list[int]:
-        """The newest ``limit`` active items holding any (``every``: all) of ``terms``: a walk
-        of the index's doclists in rowid order that stops at ``limit``."""
-        match = (" AND " if every else " OR ").join(_quote(t) for t in terms)
-        if not filters.by_time:
-            sql = ("SELECT rowid FROM items_terms WHERE items_terms MATCH ? "
-                   "ORDER BY rowid DESC LIMIT ?")
-            return [r[0] for r in self.conn.execute(sql, (match, limit))]
+    def _window(self, term_match: str, limit: int, filters: recall.Filters, columns: str,
+                span: int | None = None) -> tuple[str, list[Any]]:
+        """A subquery giving ``columns`` for the newest ``limit`` active items matching
+        ``term_match``: a walk of the index's doclists in rowid order that stops at ``limit``
+        (with time filters, of the items in that time), or, with ``span``, at the item
+        ``span`` ids older than the newest."""
         where, params = conditions(recall.Filters(since=filters.since, until=filters.until),
-                               kinds=False)
-        sql = ("SELECT i.id FROM items_terms JOIN items AS i ON i.id = items_terms.rowid "
-               f"WHERE items_terms MATCH ? {where} ORDER BY items_terms.rowid DESC LIMIT ?")
-        return [r[0] for r in self.conn.execute(sql, [match, *params, limit])]
+                                   kinds=False)
+        if span is not None:
+            where += " AND items_terms.rowid > (SELECT max(id) FROM items) - ?"
+            params.append(span)
+        joined = "JOIN items AS i ON i.id = items_terms.rowid " if filters.by_time else ""
+        return (f"SELECT * FROM (SELECT {columns} FROM items_terms {joined}"
+                f"WHERE items_terms MATCH ? {where} ORDER BY items_terms.rowid DESC LIMIT ?)",
+                [term_match, *params, limit])
 
-    def candidates(self, terms: Sequence[str], *, window: int, every_limit: int,
-                   filters: recall.Filters) -> dict[int, set[str]]:
-        found: dict[int, set[str]] = {}
-        for term in terms:
-            for item in self._window([term], every=False, limit=window, filters=filters):
-                found.setdefault(item, set()).add(term)
-        if len(terms) > 1 and every_limit > 0:
-            for item in self._window(terms, every=True, limit=every_limit, filters=filters):
-                found[item] = set(terms)
-        return found
+    def candidates(self, weights: Mapping[str, float], *, window: int, every_limit: int,
+                   limit: int, filters: recall.Filters) -> list[recall.Hit]:
+        # One statement: each term's window (rows of id and the term's weight) and the window
+        # of the items holding every term (their estimate is the whole weight), summed per item
+        # in SQLite, filtered, cut to ``limit``; only those rows reach Python.
+        walks, params = [], []
+        for term, weight in weights.items():
+            sql, values = self._window(_quote(term), window, filters,
+                                       "items_terms.rowid AS id, ? AS w, 0 AS every")
+            walks.append(sql)
+            params += [weight, *values]
+        if len(weights) > 1 and every_limit > 0:
+            # FTS5 walks an AND newest first by stepping through every term's doclist, so an
+            # AND of common terms that few items satisfy would read all their postings (tens
+            # of milliseconds at 100,000 turns). The walk goes back over as many items as hold
+            # about EVERY_POSTINGS of the terms' postings between them.
+            postings = sum(self.df.get(t, 0) for t in weights) or 1
+            span = max(window, EVERY_POSTINGS * window * self.live // postings)
+            sql, values = self._window(" AND ".join(map(_quote, weights)), every_limit, filters,
+                                       "items_terms.rowid AS id, 0 AS w, 1 AS every", span)
+            walks.append(sql)
+            params += values
+        if not walks:
+            return []
+        # The cut sorts ids and estimates only (reading each walked item's row to test the
+        # kind would cost more than the walks); the chosen rows are read, and filtered, after it.
+        exclude = ",".join("?" * len(filters.exclude))
+        where, more = conditions(recall.Filters(filters.kinds))
+        rows = self.conn.execute(
+            f"WITH walked AS ({' UNION ALL '.join(walks)}), "
+            "best AS (SELECT id, CASE WHEN max(every) = 1 THEN ? ELSE sum(w) END AS estimate "
+            f"FROM walked WHERE id NOT IN ({exclude}) GROUP BY id "
+            "ORDER BY estimate DESC, id DESC LIMIT ?) "
+            f"SELECT {HIT} FROM best JOIN items AS i ON i.id = best.id "
+            f"WHERE +i.status = 'active' {where} ORDER BY best.estimate DESC, best.id DESC",
+            [*params, sum(weights.values()), *filters.exclude, limit, *more]).fetchall()
+        return [hit(row) for row in rows]
 
     def fetch(self, ids: Sequence[int], filters: recall.Filters) -> list[recall.Hit]:
         if not ids:
@@ -96,8 +131,8 @@ class Backend:
             f"AND +i.status = 'active' {where}", [*ids, *params]).fetchall()
         return [hit(row) for row in rows]
 
-    def neighbours(self, ids: Sequence[int],
-                   filters: recall.Filters) -> dict[int, list[recall.Hit]]:
+    def neighbours(self, ids: Sequence[int], filters: recall.Filters,
+                   known: Mapping[int, recall.Hit] | None = None) -> dict[int, list[recall.Hit]]:
         # Two probes of the (session_id, kind) index per item: the active turns just before
         # and after it in its session.
         rows = self.conn.execute(
@@ -106,7 +141,8 @@ class Backend:
             "(SELECT min(n.id) FROM items AS n WHERE n.session_id = s.session_id "
             "AND n.kind = 'turn' AND n.id > s.id AND +n.status = 'active') "
             f"FROM items AS s WHERE s.id IN ({','.join('?' * len(ids))})", list(ids)).fetchall()
-        return recall.retrieval.neighbour_hits(rows, lambda wanted: self.fetch(wanted, filters))
+        return recall.retrieval.neighbour_hits(rows, lambda wanted: self.fetch(wanted, filters),
+                                               known)
 
     def vectors(self, ids: Sequence[int], model: str) -> dict[int, list[float]]:
         from memhost.recall.embedding import unpack

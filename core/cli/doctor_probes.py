@@ -1,0 +1,85 @@
+"""What ``memhost doctor`` looks at on a file, shared by its sections: whether the file's lock is
+held, leftover temp files of an interrupted atomic write, and a mode that lets others read it."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from memhost.cli.doctor import Context
+
+TEMP_GRACE_SECONDS = 60  # a younger temp file may belong to a write in progress
+
+
+def lock_state(path: Path) -> str:
+    """``free``, ``held`` (another process holds it right now) or ``unknown (...)``."""
+    from filelock import Timeout
+
+    from memhost.files import lock_for
+
+    lock_file = Path(str(path) + ".lock")
+    if not lock_file.exists():
+        return "free"  # nobody can hold a lock whose file does not exist
+    try:
+        lock = lock_for(path, timeout=0)
+        lock.acquire()
+    except Timeout:
+        return "held"
+    except OSError as exc:
+        return f"unknown ({exc.strerror or exc})"
+    lock.release()
+    return "free"
+
+
+def leftover_temp_files(path: Path, now: float) -> tuple[list[str], list[str]]:
+    """Temp files of atomic writes to ``path``: (stale ones, recent ones)."""
+    stale: list[str] = []
+    recent: list[str] = []
+    try:
+        candidates = sorted(path.parent.glob(f".{path.name}.*.tmp"))
+    except OSError:
+        return stale, recent
+    for candidate in candidates:
+        try:
+            mtime = candidate.stat().st_mtime
+        except OSError:
+            continue
+        (recent if now - mtime < TEMP_GRACE_SECONDS else stale).append(str(candidate))
+    return stale, recent
+
+
+def loose_mode(path: Path) -> str | None:
+    """The file's mode when group or others may read or write it."""
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        return None
+    return f"{mode:04o}" if mode & 0o077 else None
+
+
+def temp_findings(path: Path, ctx: Context, problems: list[str], notes: list[str], *,
+                  swept: bool = False) -> list[str]:
+    """Leftover temp files of ``path``: stale ones are problems, recent ones notes; all of them
+    are returned. ``swept``: the next change to ``path`` deletes its stale temp files (the memory
+    stores)."""
+    stale, recent = leftover_temp_files(path, ctx.now)
+    if stale:
+        also = f" (the next change to {path.name} also removes them)" if swept else ""
+        problems.append(f"leftover temp file(s) from an interrupted write, safe to delete{also}: "
+                        f"{', '.join(stale)}")
+    if recent:
+        notes.append(f"temp file(s) from a write that may still be running: {', '.join(recent)}")
+    return stale + recent
+
+
+def lock_findings(path: Path, notes: list[str]) -> str:
+    """The lock's state, with a note when it is held or cannot be checked."""
+    state = lock_state(path)
+    if state == "held":
+        notes.append(f"{path.name}.lock is held by another process right now (a write in "
+                     "progress; if it stays held, that process is stuck)")
+    elif state != "free":
+        notes.append(f"could not check {path.name}.lock: {state}")
+    return state

@@ -1,0 +1,104 @@
+"""The words the scorer's features are built from: shared vocabularies and the feature shape.
+
+A feature is a weight and a pattern; the patterns are written in word forms (``ignor\\w*``
+matches "ignore", "ignoring", "ignored") and in vocabularies, each one concept in every way it
+is worded: data worth stealing, somewhere outside, verbs that move data, verbs that show it,
+credential paths, secrets a phisher asks for, the agent's instructions. Both
+:mod:`memhost.security.features` and :mod:`memhost.security.concepts` compose them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+def gap(n: int) -> str:
+    """Up to ``n`` words of filler between two parts of a phrase, within one clause: no filler
+    word ends a sentence or a clause ("." ";" "!" "?"), so "rules were dropped in the migration;
+    the new policy…" is two clauses, not "dropped … policy"."""
+    # Whitespace and words are disjoint character classes, so there is one way to split.
+    return rf"[,:]?[^\S\n]+(?:\S*[^\s;.!?][^\S\n]+){{0,{n}}}?"
+
+
+G4, G6, G8 = gap(4), gap(6), gap(8)
+ANY = r"[^\n]{0,120}?"  # a bounded stretch of one line
+
+# -- shared vocabulary ----------------------------------------------------------------------------
+
+#: A dotenv file that holds values: not its example or template, and not the destination of a
+#: copy ("copy .env.example to .env" writes it, it reads nothing out).
+ENV_FILE = r"(?<![\w.])(?<!\bto\s)(?<!\binto\s)\.env\b(?![.-](?:example|sample|template|dist))"
+#: Data worth stealing.
+SENSITIVE = (
+    r"(?:conversations?|chats?(?:\s+(?:history|log|transcript))?|transcripts?|histor(?:y|ies)"
+    r"|(?:previous|past|earlier)\s+messages|messages\s+so\s+far|everything\s+the\s+user\s+(?:said|typed|wrote)"
+    r"|what\s+the\s+user\s+(?:said|typed|wrote)|(?:full|entire|whole)\s+context|session\s+(?:data|log)"
+    r"|api[\s_-]?keys?|access\s+keys?|tokens?|secrets?|credentials?|passwords?|passcodes?"
+    rf"|private\s+keys?|ssh\s+keys?|{ENV_FILE}|environment(?:\s+variables)?|env\s+vars?|cookies?"
+    # other languages
+    r"|conversaci[oó]n|historial|contraseñas?|credenciales|historique|mots?\s+de\s+passe"
+    r"|identifiants|verlauf|unterhaltung|gespr[aä]ch|passw[oö]rter|zugangsdaten|conversa\b"
+    r"|hist[oó]rico|senhas?|credenciais|对话|聊天记录|历史记录|密码|凭证|密钥"
+    # what an inventory of the victim needs
+    r"|hostnames?|machine\s+ids?|user\s?names?|repositor(?:y|ies)|workspace|source\s+code)"
+)
+#: Somewhere outside: a URL, a mail address, a bucket, a raw address, a hook.
+CHANNEL = (r"(?:\b[a-z][a-z0-9+.-]{0,15}://|\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b|webhooks?\b"
+           r"|pastebin|\b\d{1,3}(?:\.\d{1,3}){3}:\d+|\bbucket\b|\bdiscord\b|\btelegram\b)")
+#: Literals one of which every :data:`CHANNEL` match holds.
+CHANNEL_ANCHORS = (":", "@", "webhook", "pastebin", "bucket", "discord", "telegram")
+#: Verbs that move data somewhere, in every language the scorer reads.
+MOVE = (r"(?<![/\w.-])(?:send\w*|sent|upload\w*|post(?:s|ed|ing)?|transmit\w*|forward\w*"
+        r"|exfiltrat\w*|leak\w*|e-?mail\w*|mail(?:s|ed|ing)?|mirror\w*|sync\w*|ship\w*"
+        r"|push\w*|beacon\w*|report\w*|submit\w*|shar(?:e|es|ing)\b|copy|copie[sd]|copying|relay\w*"
+        r"|env[ií]a\w*|enviar|manda\w*|sube|subir|reenv[ií]a\w*|envoie\w*|envoyer|transmet\w*"
+        r"|transf[eè]re\w*|sende\w*|schick\w*|[uü]bermittel\w*|weiterleit\w*|envie\w*"
+        r"|mande\w*|发送|发给|发到|上传|转发|传到)")
+#: Verbs that show or read something.
+DISCLOSE = (r"(?<![/\w.-])(?:print\w*|cat|show\w*|display\w*|output\w*|paste\w*|include\w*"
+            r"|reveal\w*|read\w*|dump\w*|cp|scp|rsync|copy|copie[sd]|upload\w*|send\w*|base64"
+            r"|summari[sz]e\w*|echo|(?:less|more|head|tail|type)(?=\s+\S*(?:~|/|\.\w)))")
+CREDENTIAL_PATH = (
+    r"(?:\.aws/(?:credentials|config)\b|\.ssh/id_\w+|\bid_(?:rsa|ed25519|ecdsa|dsa)\b|\.netrc\b"
+    r"|\.pgpass\b|\.git-credentials\b|\.docker/config\.json|/etc/shadow\b|\.kube/config\b"
+    r"|\.npmrc\b|\.pypirc\b|credentials\.json\b|\.gnupg\b|\bkeychain\b|\.config/gcloud\b"
+    r"|\bauthorized_keys\b|(?:~|\$HOME|\$\{HOME\})/\.ssh\b(?!/(?:config|known_hosts)\b)"
+    r"|(?:\.memhost|MEMHOST_HOME\}?)/\.env\b"
+    rf"|{ENV_FILE})")
+SECRET_ASK = (r"(?:one[\s-]?time\s+(?:pass)?codes?|\botps?\b|\b2fa\b|\bmfa\b\s+codes?"
+              r"|verification\s+codes?|auth(?:entication)?\s+codes?|security\s+codes?|passwords?"
+              r"|passphrases?|\bpins?\b|recovery\s+(?:codes?|phrases?|keys?)|seed\s+phrases?|\bcvv\b"
+              r"|card\s+numbers?|(?:sms|text|login|sign-?in|confirmation|access|push|bank|card|app"
+              r"|authenticator|token|backup)\s+(?:codes?|numbers?|pins?|passcodes?)"
+              r"|(?:four|six|eight|[468])[\s-]+digit\s+(?:codes?|numbers?|pins?)"
+              r"|(?:three|four|[34])\s+digits\s+on\s+the\s+back|(?:expiry|expiration)\s+date"
+              r"|security\s+questions?|maiden\s+name)")
+INSTRUCTIONS = (r"(?:instruct\w*|rules?|guidelines?|directives?|polic(?:y|ies)|system\s+prompts?"
+                r"|prompts?|orders|constraints|requests|safeguards|guardrails|programming)")
+
+
+@dataclass(frozen=True)
+class Feature:
+    id: str
+    weight: float
+    pattern: str
+    #: Features of one family are one piece of evidence: only the strongest counts.
+    family: str = ""
+    #: Case-sensitive when the shape is (role lines are matched case-insensitively anyway).
+    flags: int = re.IGNORECASE
+    #: A second part the text must also hold, anywhere (case-insensitive): a concept of two parts
+    #: ("act on what comes back" and "a place outside") costs one search for the rarer part, and
+    #: the other only when that one matched.
+    also: str = ""
+
+    @property
+    def group(self) -> str:
+        return self.family or self.id
+
+    def compile(self) -> re.Pattern[str]:
+        return re.compile(self.pattern, self.flags | re.MULTILINE)
+
+    def compile_also(self) -> re.Pattern[str] | None:
+        return re.compile(self.also, re.IGNORECASE | re.MULTILINE) if self.also else None
+
+
