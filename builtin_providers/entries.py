@@ -12,6 +12,9 @@ import re
 from collections import OrderedDict
 from collections.abc import Collection, Iterable
 
+#: The two stores: ``memory`` (the agent's notes) and ``user`` (who the user is), and their files.
+TARGETS = ("memory", "user")
+FILENAMES = {"memory": "MEMORY.md", "user": "USER.md"}
 DELIMITER = "\n§\n"
 #: Whitespace (other than the newline) ending a line: what :func:`normalise` strips. ``\s``
 #: and ``str.rstrip`` agree on what whitespace is (both use ``str.isspace``).

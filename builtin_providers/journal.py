@@ -231,8 +231,14 @@ def encode(gen: int, record: dict[str, Any]) -> bytes:
     return _line({"g": gen, **record})
 
 
+#: Built once (``json.dumps`` with any option builds an encoder per call). ASCII output, with
+#: ``\uXXXX`` escapes: its C escaping runs at ~1.6x the speed of the UTF-8 one, for a record a
+#: few percent longer (each ``§`` delimiter takes six bytes instead of two).
+_ENCODE = json.JSONEncoder(separators=(",", ":")).encode
+
+
 def _line(record: dict[str, Any]) -> bytes:
-    body = json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    body = _ENCODE(record).encode("ascii")
     return b"%08x %s\n" % (zlib.crc32(body), body)
 
 

@@ -6,6 +6,9 @@ would wipe it), finishing a committed write a crash kept from the file, the drif
 operation on the fresh entry list, then one durable commit of the new text with the archive
 records of whatever it replaces or removes and its metadata (:mod:`.commit`), and the atomic
 replace of the file. Responses never echo the whole store on success.
+
+The checks and refusals are in :mod:`.checks`, batches in :mod:`.batch`, the writes that are
+not the model's own edits in :mod:`.maintenance`, the answers in :mod:`.outcomes`.
 """
 
 from __future__ import annotations
@@ -14,85 +17,57 @@ import codecs
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from filelock import Timeout
-
-from memhost.builtin_providers import backups, budget, crashpoints, entrymeta, snapshot, verdicts
-from memhost.builtin_providers.archive import Archive, ArchivedEntry, new_id
-from memhost.builtin_providers.commit import StoreFile, sweep_temp_files
+from memhost.builtin_providers import (
+    batch,
+    budget,
+    crashpoints,
+    entrymeta,
+    snapshot,
+    verdicts,
+)
+from memhost.builtin_providers.archive import Archive, new_id
+from memhost.builtin_providers.checks import CURATOR_ORIGIN
+from memhost.builtin_providers.commit import StoreFile
 from memhost.builtin_providers.entries import (
-    canonical_entry,
+    FILENAMES,
+    TARGETS,
     drift_reason,
     joined_length,
-    normalise,
     parse,
     remember,
+)
+from memhost.builtin_providers.maintenance import Maintenance
+from memhost.builtin_providers.outcomes import (
+    SAVED_NOTE,
+    Change,
+    Listener,
+    OpError,
+    Outcome,
+    Unreadable,
+    fail,
 )
 from memhost.builtin_providers.snapshot import (
     TITLES,
     Snapshot,
-    display_entries,
     render_block,
     usage_text,
 )
-from memhost.files import atomic_write_text, ensure_private_dir, locked
+from memhost.files import locked
 from memhost.home import memories_dir
 from memhost.security.screen import Screen
 
 log = logging.getLogger(__name__)
 
-TARGETS = ("memory", "user")
-FILENAMES = {"memory": "MEMORY.md", "user": "USER.md"}
-SAVED_NOTE = "This update is complete; do not repeat it."
-#: The origin of the curator's writes (see memhost.review.curator); they never change a pinned
-#: entry.
-CURATOR_ORIGIN = "curator"
+# Names other modules import from here.
+__all__ = ["CURATOR_ORIGIN", "FILENAMES", "SAVED_NOTE", "TARGETS", "Change", "MemoryStore",
+           "Outcome", "Unreadable"]
 
 
-class Unreadable(Exception):
-    """The file exists but its content could not be read right now."""
-
-
-@dataclass(frozen=True)
-class Change:
-    """One committed edit, as mirrored to an external provider."""
-
-    action: str  # add, replace, remove
-    target: str
-    content: str  # the new entry text; "" for remove
-    previous: str | None = None  # the full entry text that was replaced or removed
-
-
-@dataclass
-class Outcome:
-    """What a store operation produced: the JSON-able response and what was committed."""
-
-    response: dict[str, Any]
-    changes: list[Change] = field(default_factory=list)
-    consolidation_failure: bool = False  # counts towards the per-turn circuit breaker
-
-    @property
-    def ok(self) -> bool:
-        return bool(self.response.get("success"))
-
-
-Listener = Callable[[list[Change], str, str], None]
-
-
-def _fail(error: str, **extra: Any) -> Outcome:
-    return Outcome({"success": False, "error": error, **extra})
-
-
-class _OpError(Exception):
-    def __init__(self, error: str, *, counts: bool = True, **extra: Any) -> None:
-        super().__init__(error)
-        self.outcome = Outcome({"success": False, "error": error, **extra}, consolidation_failure=counts)
-
-
-class MemoryStore:
+class MemoryStore(Maintenance):
     """``<home>/memories/MEMORY.md`` (target ``memory``) and ``USER.md`` (target ``user``)."""
 
     def __init__(self, home: Path, *, memory_char_limit: int = 2200, user_char_limit: int = 1375,
@@ -148,8 +123,15 @@ class MemoryStore:
             data, ident = self._files[target].read()
         except OSError as exc:
             raise Unreadable(f"{exc.strerror or exc}") from None
-        raw = "" if data is None else _decode(data)
-        settled = self._files[target].settle(raw, ident)
+        try:
+            raw: str | None = "" if data is None else _decode(data)
+            problem = None
+        except Unreadable as exc:  # what a power cut mid-write leaves may still be settled
+            raw, problem = None, exc
+        settled = self._files[target].settle(raw, data, ident)
+        if settled is None:
+            assert problem is not None
+            raise problem
         if settled is not raw:
             data, ident = self._files[target].read()
         return settled, ident
@@ -181,10 +163,15 @@ class MemoryStore:
             if not self.enabled[target]:
                 continue
             try:
-                raw = self.read_raw(target)
+                try:
+                    raw: str | None = self.read_raw(target)
+                except Unreadable:
+                    raw = None  # unless a crash cut a committed write short: settled below
                 if self._files[target].unsettled(raw):  # a crash kept a committed write out
                     with locked(self.path(target), self.lock_timeout):
                         raw, _ = self._read_for_write(target)
+                if raw is None:
+                    raw = self.read_raw(target)  # raises Unreadable again
             except (Unreadable, OSError, Timeout) as exc:
                 log.warning("%s could not be read (%s); it is left out of this session's prompt",
                             self.path(target), exc)
@@ -246,15 +233,15 @@ class MemoryStore:
     def add(self, target: str, content: str, *, origin: str = "foreground",
             session_id: str = "") -> Outcome:
         try:
-            entry = self._clean_content(content, "Content")
-        except _OpError as exc:
+            entry = self.clean_content(content, "Content")
+        except OpError as exc:
             return exc.outcome
 
         def op(entries: list[str]) -> tuple[list[str], str, dict[str, Any], list[Change]]:
             if entry in entries:
                 return entries, "That entry is already saved; nothing was added.", {}, []
             after = [*entries, entry]
-            self._check_budget(target, entries, after, (
+            self.check_budget(target, entries, after, (
                 f"Adding this entry ({len(entry):,} chars) would exceed the budget. Make room in "
                 "this same turn: merge overlapping entries with 'replace' or drop stale ones with "
                 "'remove' (see current_entries), ideally as one 'operations' batch that also "
@@ -266,19 +253,19 @@ class MemoryStore:
     def replace(self, target: str, old_text: str, content: str, *, matched_entry: str | None = None,
                 origin: str = "foreground", session_id: str = "") -> Outcome:
         try:
-            old = self._clean_old_text(old_text)
-            entry = self._clean_content(content, "New content",
+            old = self.clean_old_text(old_text)
+            entry = self.clean_content(content, "New content",
                                         empty_hint=" Use 'remove' to delete an entry.")
-        except _OpError as exc:
+        except OpError as exc:
             return exc.outcome
 
         def op(entries: list[str]) -> tuple[list[str], str, dict[str, Any], list[Change]]:
-            index = self._locate(target, entries, old, "replace", matched_entry)
+            index = self.locate(target, entries, old, "replace", matched_entry)
             previous = entries[index]
-            self._refuse_pinned(target, previous, origin)
+            self.refuse_pinned(target, previous, origin)
             after = [e for e in entries if e != entry] if entry != previous else list(entries)
             after = [entry if e == previous else e for e in after]
-            self._check_budget(target, entries, after, (
+            self.check_budget(target, entries, after, (
                 "This replacement would exceed the budget. Shorten the new text, or remove other "
                 "stale entries in the same 'operations' batch (see current_entries)."))
             return after, "Entry replaced.", {"replaced_entry": previous}, [
@@ -289,14 +276,14 @@ class MemoryStore:
     def remove(self, target: str, old_text: str, *, matched_entry: str | None = None,
                origin: str = "foreground", session_id: str = "") -> Outcome:
         try:
-            old = self._clean_old_text(old_text)
-        except _OpError as exc:
+            old = self.clean_old_text(old_text)
+        except OpError as exc:
             return exc.outcome
 
         def op(entries: list[str]) -> tuple[list[str], str, dict[str, Any], list[Change]]:
-            index = self._locate(target, entries, old, "remove", matched_entry)
+            index = self.locate(target, entries, old, "remove", matched_entry)
             previous = entries[index]
-            self._refuse_pinned(target, previous, origin)
+            self.refuse_pinned(target, previous, origin)
             after = entries[:index] + entries[index + 1:]
             return after, "Entry removed.", {"removed_entry": previous}, [
                 Change("remove", target, "", previous)]
@@ -307,109 +294,15 @@ class MemoryStore:
                     session_id: str = "") -> Outcome:
         """All or nothing; the budget is checked against the final state only."""
         if not operations:
-            return _fail("The operations list is empty; nothing to apply.")
-        prepared: list[tuple[str, str, str, str | None]] = []
+            return fail("The operations list is empty; nothing to apply.")
+        prepared: list[batch.Prepared] = []
         for number, raw_op in enumerate(operations, 1):
             try:
-                prepared.append(self._prepare_op(number, raw_op))
-            except _OpError as exc:
+                prepared.append(batch.prepare(self, number, raw_op))
+            except OpError as exc:
                 return exc.outcome
-
-        def op(entries: list[str]) -> tuple[list[str], str, dict[str, Any], list[Change]]:
-            work = list(entries)
-            replaced: dict[str, str] = {}
-            removed: dict[str, str] = {}
-            changes: list[Change] = []
-            for number, (action, content, old, matched) in enumerate(prepared, 1):
-                where = f"Operation {number} ({action})"
-                if action == "add":
-                    if content not in work:
-                        work.append(content)
-                        changes.append(Change("add", target, content))
-                    continue
-                index = self._locate(target, work, old, action, matched, where=where, batch=True)
-                previous = work[index]
-                self._refuse_pinned(target, previous, origin, where=where)
-                if action == "remove":
-                    del work[index]
-                    removed[str(number)] = previous
-                    changes.append(Change("remove", target, "", previous))
-                else:
-                    work = [e for e in work if e != content or e == previous]
-                    work = [content if e == previous else e for e in work]
-                    replaced[str(number)] = previous
-                    changes.append(Change("replace", target, content, previous))
-            if entries and not work:
-                raise _OpError(
-                    f"Refusing to empty {FILENAMES[target]}: this batch would remove every entry. "
-                    "Keep at least one entry (merge overlapping ones into a shorter entry instead). "
-                    "To delete the last entry on purpose, use a single 'remove'." + _NOTHING_APPLIED,
-                    usage=self.short_usage(target, entries))
-            self._check_budget(target, entries, work, (
-                f"After all {len(prepared)} operations the store would be over its budget. Remove "
-                "or shorten more entries in the same batch, then retry."), batch=True)
-            extra: dict[str, Any] = {}
-            if replaced:
-                extra["replaced_entries"] = replaced
-            if removed:
-                extra["removed_entries"] = removed
-            return work, f"Applied {len(prepared)} operation(s).", extra, changes
-
-        return self._mutate(target, op, origin=origin, session_id=session_id)
-
-    def resolve(self, target: str, old_text: str, action: str = "replace") -> Outcome:
-        """Find the entry ``old_text`` designates without changing anything (for staging)."""
-        try:
-            old = self._clean_old_text(old_text)
-            entries = self.entries(target)
-            return Outcome({"success": True, "matched_entry": entries[
-                self._locate(target, entries, old, action, None)]})
-        except _OpError as exc:
-            return exc.outcome
-        except Unreadable as exc:
-            return self._unreadable(target, exc)
-
-    def replace_all(self, target: str, expected: list[str], entries: list[str], *,
-                    origin: str = "cli", session_id: str = "") -> Outcome:
-        """Replace the whole entry list with ``entries`` (``memhost memory fix``); every entry it
-        drops is archived. Refused when the file no longer holds ``expected``."""
-        def op(current: list[str]) -> tuple[list[str], str, dict[str, Any], list[Change]]:
-            if current != expected:
-                raise _OpError(f"{FILENAMES[target]} changed since the repair was planned; "
-                               "nothing was changed. Run it again.", counts=False)
-            changes = [Change("remove", target, "", e) for e in current if e not in entries]
-            changes += [Change("add", target, e) for e in entries if e not in current]
-            return list(entries), "Entries rewritten.", {}, changes
-
-        return self._mutate(target, op, check_drift=False, origin=origin, session_id=session_id)
-
-    def restore(self, archive_id: str, *, origin: str = "restore", session_id: str = "") -> Outcome:
-        """Put an archived entry back into the store it came from."""
-        record = self.archive.get(archive_id)
-        if record is None:
-            return _fail(f"No archived entry has the id '{archive_id}'. "
-                         "List them with `memhost memory history`.")
-        outcome = self.add(record.target, record.text, origin=origin, session_id=session_id)
-        if outcome.ok:
-            outcome.response["restored_id"] = archive_id
-        return outcome
-
-    def update_metadata(self, target: str, entry: str, **fields: Any) -> None:
-        """Set sidecar fields (``pinned``, ``confirmed``, ``review_after``…) of one entry."""
-        path = self.path(target)
-        with locked(path, self.lock_timeout):
-            raw, _ = self._read_for_write(target)
-            entries = parse(raw)
-            if entry not in entries:
-                raise ValueError("that entry is no longer in the store")
-            key = entrymeta.entry_key(entry)
-            record = dict(entrymeta.view(path).get(key) or {})
-            for name, value in fields.items():
-                if value is None:
-                    record.pop(name, None)
-                else:
-                    record[name] = value
-            self._files[target].note_metadata({key: record}, entries)
+        return self._mutate(target, batch.edit(self, target, prepared, origin), origin=origin,
+                            session_id=session_id)
 
     # -- machinery -----------------------------------------------------------------------------
 
@@ -419,20 +312,20 @@ class MemoryStore:
         try:
             with locked(path, self.lock_timeout):  # creates the folder (0700) if needed
                 crashpoints.reached("locked")
-                sweep_temp_files(path)
+                self._files[target].sweep()
                 try:
                     raw, ident = self._read_for_write(target)
                 except Unreadable as exc:
-                    return self._unreadable(target, exc)
+                    return self.unreadable(target, exc)
                 except OSError as exc:  # the journal: whether a write is owed is unknown
-                    return _fail(f"Could not save {FILENAMES[target]}: {exc}. Nothing was "
+                    return fail(f"Could not save {FILENAMES[target]}: {exc}. Nothing was "
                                  "changed; memory is as it was before this call.")
                 if check_drift and (reason := self.drift(target, raw)):
-                    return self._drift(target, raw, reason)
+                    return self.drift_refusal(target, raw, reason)
                 entries = parse(raw)
                 try:
                     after, message, extra, changes = op(entries)
-                except _OpError as exc:
+                except OpError as exc:
                     return exc.outcome
                 if changes:
                     try:
@@ -442,15 +335,15 @@ class MemoryStore:
                         # commit, if made, cancelled; answer with an error instead of an
                         # exception the model never sees. (Archive records may remain; their
                         # entries are still live.)
-                        return _fail(f"Could not save {FILENAMES[target]}: {exc}. Nothing was "
+                        return fail(f"Could not save {FILENAMES[target]}: {exc}. Nothing was "
                                      "changed; memory is as it was before this call.")
         except Timeout:
-            return _fail(f"{FILENAMES[target]} is locked by another process (waited "
+            return fail(f"{FILENAMES[target]} is locked by another process (waited "
                          f"{self.lock_timeout:g}s). Nothing was changed; try again shortly.")
         except OSError as exc:
             # The lock could not be taken at all: the folder is not writable, or the lock file
             # is a symlink (refused, so its target is never touched). Nothing was read or written.
-            return _fail(f"Could not lock {FILENAMES[target]} for writing ({exc}). Nothing was "
+            return fail(f"Could not lock {FILENAMES[target]} for writing ({exc}). Nothing was "
                          f"changed. Check {self.folder} (permissions; the .lock file must be a "
                          "regular file) and retry.")
         response = {
@@ -469,151 +362,21 @@ class MemoryStore:
     def _commit(self, target: str, before: list[str], after: list[str], changes: list[Change],
                 origin: str, session_id: str, ident: list[int] | None) -> None:
         now = self.clock()
-        archived = [asdict(ArchivedEntry(new_id(), now, target, c.action, c.previous, session_id,
-                                         origin)) for c in changes if c.previous is not None]
+        # The fields of an ArchivedEntry, built as the dict the journal record holds.
+        archived = [{"id": new_id(), "time": now, "target": target, "action": c.action,
+                     "text": c.previous, "session": session_id, "origin": origin}
+                    for c in changes if c.previous is not None]
         current = entrymeta.view(self.path(target), reread=False)  # read by _read_for_write
         meta = entrymeta.written(current, changes, after, now=now, origin=origin,
                                  session_id=session_id)
         self._files[target].commit(ident, remember(after), archived=archived, meta=meta,
-                                   now=now, entries=before)
+                                   now=now, entries=before, current=current)
         from memhost.review.curator import record_usage
 
         try:  # the fullness history behind doctor's trend; optional
             record_usage(self.folder, target, joined_length(after), self.limits[target], now)
         except (OSError, Timeout) as exc:
             log.warning("could not update the usage history in %s: %s", self.folder, exc)
-
-    def _prepare_op(self, number: int, raw_op: Any) -> tuple[str, str, str, str | None]:
-        op = raw_op if isinstance(raw_op, dict) else {}
-        action = op.get("action")
-        where = f"Operation {number} ({action or 'unknown'})"
-        content = op.get("content")
-        if content is None:
-            content = op.get("new_text")
-        if action not in ("add", "replace", "remove"):
-            raise _OpError(f"{where}: unknown action; use add, replace or remove." + _NOTHING_APPLIED)
-        entry = ""
-        if action in ("add", "replace"):
-            if not isinstance(content, str) or not content.strip():
-                hint = " (use action 'remove' to delete)" if action == "replace" else ""
-                raise _OpError(f"{where}: content is required{hint}." + _NOTHING_APPLIED)
-            try:
-                entry = self._clean_content(content, "Content")
-            except _OpError as exc:
-                raise _OpError(f"{where}: {exc.outcome.response['error']}", counts=False) from None
-        old = ""
-        if action in ("replace", "remove"):
-            old_text = op.get("old_text")
-            if not isinstance(old_text, str) or not old_text.strip():
-                raise _OpError(f"{where}: old_text is required." + _NOTHING_APPLIED)
-            old = normalise(old_text).strip()
-        matched = op.get("matched_entry")
-        return action, entry, old, matched if isinstance(matched, str) else None
-
-    def _clean_content(self, content: Any, label: str, empty_hint: str = "") -> str:
-        if not isinstance(content, str) or not content.strip():
-            raise _OpError(f"{label} cannot be empty.{empty_hint}", counts=False)
-        try:
-            entry = canonical_entry(content)
-        except ValueError as exc:
-            raise _OpError(f"{label} is not a valid entry: {exc}.", counts=False) from None
-        refusal = self.screen.refusal(entry)
-        # The next session start in this process need not score it again.
-        snapshot.score(entry)
-        if refusal is not None:
-            raise _OpError(refusal["error"], counts=False,
-                           blocked_pattern=refusal["blocked_pattern"], risk=refusal["risk"])
-        return entry
-
-    @staticmethod
-    def _clean_old_text(old_text: Any) -> str:
-        if not isinstance(old_text, str) or not old_text.strip():
-            raise _OpError("old_text cannot be empty.", counts=False)
-        return normalise(old_text).strip()
-
-    def _locate(self, target: str, entries: list[str], old: str, action: str,
-                matched_entry: str | None, *, where: str = "", batch: bool = False) -> int:
-        prefix = f"{where}: " if where else ""
-        tail = _NOTHING_APPLIED if batch else ""
-        if matched_entry is not None:
-            # A staged write applies to exactly the entry a person reviewed, or not at all.
-            if matched_entry in entries:
-                return entries.index(matched_entry)
-            raise _OpError(
-                f"{prefix}the entry changed since this write was staged, so it was not applied: "
-                f"{matched_entry[:80]!r} is no longer in memory as reviewed. Reject the pending "
-                "write, or stage it again against the current entry." + tail, counts=False)
-        exact = [i for i, e in enumerate(entries) if e == old]
-        if exact:
-            return exact[0]
-        hits = [i for i, e in enumerate(entries) if old in e]
-        if not hits:
-            extra = {} if batch else {"current_entries": self.shown_entries(target, entries)}
-            raise _OpError(
-                f"{prefix}no entry matched {old!r}. Check current_entries and retry with a short, "
-                f"exact part of the entry to {action}." + tail,
-                usage=self.short_usage(target, entries), **extra)
-        if len({entries[i] for i in hits}) > 1:
-            previews = [p[:80] + ("..." if len(p) > 80 else "")
-                        for p in self.shown_entries(target, [entries[i] for i in hits])]
-            raise _OpError(f"{prefix}{old!r} matched {len(hits)} different entries; use a longer, "
-                           "unique part of the one you mean." + tail, counts=batch, matches=previews)
-        return hits[0]
-
-    def _refuse_pinned(self, target: str, entry: str, origin: str, *, where: str = "") -> None:
-        """The curator never replaces or removes a pinned entry, even when a person approved
-        the proposal before the entry was pinned."""
-        if origin != CURATOR_ORIGIN:
-            return
-        if entrymeta.for_entry(entrymeta.view(self.path(target)), entry).get("pinned"):
-            prefix = f"{where}: " if where else ""
-            raise _OpError(f"{prefix}{entry[:80]!r} is pinned, and the curator never changes a "
-                           "pinned entry. Nothing was changed; reject this write, or unpin the "
-                           "entry first (`memhost memory unpin`).", counts=False)
-
-    def _check_budget(self, target: str, before: list[str], after: list[str], advice: str,
-                      *, batch: bool = False) -> None:
-        limit, used, new = self.limits[target], joined_length(before), joined_length(after)
-        # A store already over budget (its limit was lowered) may still shrink.
-        if new <= limit or new <= used:
-            return
-        extra = {} if batch else {"current_entries": self.shown_entries(target, before)}
-        raise _OpError(f"{FILENAMES[target]} would be at {new:,}/{limit:,} chars (now {used:,}). "
-                       + advice + (_NOTHING_APPLIED if batch else ""),
-                       usage=self.short_usage(target, before), **extra)
-
-    def short_usage(self, target: str, entries: list[str]) -> str:
-        return f"{joined_length(entries):,}/{self.limits[target]:,}"
-
-    def shown_entries(self, target: str, entries: list[str]) -> list[str]:
-        return display_entries(entries, FILENAMES[target], self.screen.policy,
-                               self.reviewed(target, entries))
-
-    def _unreadable(self, target: str, exc: Unreadable) -> Outcome:
-        return _fail(
-            f"Refusing to write {FILENAMES[target]}: the file exists but could not be read ({exc}). "
-            "Saving now would replace memory that could not be read, so nothing was changed. "
-            f"Check the file at {self.path(target)} (permissions, encoding) and retry.")
-
-    def _drift(self, target: str, raw: str, reason: str) -> Outcome:
-        path = self.path(target)
-        try:  # one backup per content, however often a write is refused
-            shown = str(backups.back_up(path, raw, self.clock))
-        except OSError as exc:
-            shown = f"a backup beside {path} failed ({exc}); the file is unchanged on disk"
-        return _fail(
-            f"Refusing to change {FILENAMES[target]}: its content would not survive a rewrite "
-            f"safely ({reason}). It was probably edited by hand or appended to by another tool. "
-            f"A copy was saved to {shown}. Nothing was changed.",
-            drift_backup=shown,
-            remediation=(
-                f"Open {path} and make it a clean list of entries separated by lines holding only "
-                "'§'; move long unstructured text out of it (or split it into short entries with "
-                "the memory tool's 'add'). Then retry. `memhost doctor` reports when the file is "
-                "clean again."))
-
-
-_NOTHING_APPLIED = " Nothing in the batch was applied (a batch is all or nothing)."
 
 
 def _decode(data: bytes) -> str:

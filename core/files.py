@@ -27,8 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from filelock import FileLock, Timeout
-
-from memhost.locking import ProcessLock, process_lock
+from memhost.locking import FlockLock, ProcessLock, process_lock
 
 PRIVATE_FILE = 0o600
 PRIVATE_DIR = 0o700
@@ -208,14 +207,21 @@ if hasattr(os, "register_at_fork"):
 def locked(path: Path, timeout: float = 30.0) -> Iterator[None]:
     """Hold ``path``'s lock (``<name>.lock``) for a read-modify-write; ``Timeout`` after
     ``timeout`` seconds (a negative timeout waits for ever)."""
-    ensure_private_dir(path.parent)
     lock_file = str(path) + ".lock"
     lock = _path_lock(lock_file)
+    if not isinstance(lock.file, FlockLock):
+        ensure_private_dir(path.parent)  # filelock may make a missing folder with a looser mode
     deadline = time.monotonic() + timeout
     if not lock.thread.acquire(timeout=-1 if timeout < 0 else timeout):
         raise Timeout(lock_file)
     try:
-        lock.file.acquire(timeout if timeout < 0 else max(0.0, deadline - time.monotonic()))
+        try:
+            lock.file.acquire(timeout if timeout < 0 else max(0.0, deadline - time.monotonic()))
+        except FileNotFoundError:
+            # The folder is missing (a first write): make it, private, and lock again. Checking
+            # for it before every lock cost a stat and a few path objects on every write.
+            ensure_private_dir(path.parent)
+            lock.file.acquire(timeout if timeout < 0 else max(0.0, deadline - time.monotonic()))
         try:
             yield
         finally:

@@ -6,9 +6,10 @@ create, a re-open, a failing ``mkdir``, a path walk, ~30 ``getpid`` calls), ~230
 against ~15 µs for opening the lock file, ``flock`` and closing it. Where ``fcntl.flock``
 exists this module does the latter and keeps what ``filelock`` guaranteed:
 
-* a **timeout**: waiting polls a non-blocking ``flock`` (0.5 ms, doubling to 5 ms) until the
-  deadline, then raises ``filelock.Timeout`` (the same exception, so callers need not care which
-  lock they got); a negative timeout waits for ever;
+* a **timeout**: a blocking ``flock`` on a thread of its own, waited for until the deadline, then
+  ``filelock.Timeout`` (the same exception, so callers need not care which lock they got); a
+  negative timeout waits for ever. The kernel hands a released lock to a blocked waiter at once,
+  where polling (``filelock`` polls every 50 ms) left it idle until the next poll;
 * a lock file **replaced or deleted while waiting** does not give a false lock: once ``flock``
   succeeds, the open descriptor is checked against the file now at the path (device and inode),
   and a mismatch closes it and starts over on the file that is there;
@@ -22,6 +23,7 @@ process still on ``filelock`` and one on this module exclude each other.
 
 from __future__ import annotations
 
+import _thread
 import os
 import stat
 import time
@@ -35,8 +37,6 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
 PRIVATE_FILE = 0o600
-_FIRST_WAIT = 0.0005
-_LONGEST_WAIT = 0.005
 _OPEN_FLAGS = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
@@ -101,21 +101,89 @@ class FlockLock:
 
 
 def _wait_for(fd: int, lock_file: str, deadline: float | None) -> None:
-    wait = _FIRST_WAIT
-    while True:
+    """Take the ``flock`` on ``fd``, waiting until ``deadline`` (``None``: for ever)."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return
+    except BlockingIOError:
+        pass
+    if deadline is None:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        return
+    if deadline <= time.monotonic():
+        raise Timeout(lock_file)
+    _BlockingWait(fd).wait(lock_file, deadline)
+
+
+class _BlockingWait:
+    """A blocking ``flock`` on its own thread, waited for at most until a deadline.
+
+    The kernel hands a released lock to a blocked waiter at once; polling a non-blocking
+    ``flock`` (what ``filelock`` does, every 50 ms) left the lock idle until the next poll, which
+    under contention cost more than the writes themselves. ``flock`` takes no timeout, so the
+    blocking call runs on a thread of its own (started only when the lock is taken), on a
+    duplicate of the descriptor: the lock belongs to the open file both share. A caller that
+    stops waiting abandons it; the thread then lets go of the lock as soon as it gets it.
+    """
+
+    __slots__ = ("abandoned", "done", "error", "fd", "finished")
+
+    def __init__(self, fd: int) -> None:
+        self.fd = os.dup(fd)  # the thread's own: the caller may close its descriptor any time
+        self.finished = _thread.allocate_lock()
+        self.finished.acquire()
+        self.done = self.abandoned = False
+        self.error: OSError | None = None
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
-        except BlockingIOError:
-            pass
-        if deadline is None:
-            time.sleep(wait)
-        else:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise Timeout(lock_file)
-            time.sleep(min(wait, left))
-        wait = min(wait * 2, _LONGEST_WAIT)
+            _thread.start_new_thread(self._run, ())
+        except BaseException:
+            os.close(self.fd)
+            raise
+
+    def _run(self) -> None:
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX)
+        except OSError as exc:
+            self.error = exc
+        with _WAITS:
+            self.done = True
+            abandoned = self.abandoned
+        if abandoned and self.error is None:
+            fcntl.flock(self.fd, fcntl.LOCK_UN)  # nobody waits for it any more
+        os.close(self.fd)
+        self.finished.release()
+
+    def wait(self, lock_file: str, deadline: float) -> None:
+        got = False
+        try:
+            self.finished.acquire(True, max(0.0, deadline - time.monotonic()))
+            with _WAITS:
+                if not self.done:
+                    self.abandoned = True
+                    raise Timeout(lock_file)
+            if self.error is not None:
+                raise self.error
+            got = True
+        finally:
+            if not got:
+                # Given up (timed out, or interrupted): a lock the thread gets later is let go
+                # there; one it already got goes with the caller's descriptor, closed on this
+                # way out.
+                with _WAITS:
+                    self.abandoned = True
+
+
+_WAITS = _thread.allocate_lock()
+
+
+def _after_fork() -> None:
+    # A child copied _WAITS as it was; a waiting thread of the parent does not exist there.
+    global _WAITS
+    _WAITS = _thread.allocate_lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork)
 
 
 class _FallbackLock:

@@ -25,10 +25,18 @@ from pathlib import Path
 from typing import Any
 
 from filelock import FileLock, Timeout
-
-from memhost.files import PRIVATE_FILE, atomic_write_text, ensure_private_dir
+from memhost.files import (
+    PRIVATE_FILE,
+    atomic_write_text,
+    ensure_private_dir,
+    open_append_private,
+)
 
 log = logging.getLogger(__name__)
+
+#: Built once (``json.dumps`` with options builds an encoder per call); ``default=str`` writes
+#: what JSON has no type for as its text, as a replay would read it.
+_ENCODE = json.JSONEncoder(ensure_ascii=False, default=str).encode
 
 
 @dataclass(frozen=True)
@@ -53,8 +61,9 @@ class Journal:
         self.path = path
         self._lock = lock
         self._mutex = threading.Lock()
-        self._handle = open(path, "a", encoding="utf-8")  # noqa: SIM115 - kept open on purpose
-        os.chmod(path, PRIVATE_FILE)
+        # One os.write per line, no buffer in between: a line is in the OS's hands (and survives
+        # the process being killed) as soon as the write returns.
+        self._fd = open_append_private(path)
         self._next_seq = 1 + max((r.seq for r in self.pending()), default=0)
         self.closed = False
 
@@ -81,9 +90,10 @@ class Journal:
                 self._write({"ack": seq})
 
     def _write(self, data: dict[str, Any]) -> str:
-        line = json.dumps(data, ensure_ascii=False, default=str)
-        self._handle.write(line + "\n")
-        self._handle.flush()
+        line = _ENCODE(data)
+        view = memoryview((line + "\n").encode("utf-8"))
+        while view:  # a regular file takes it whole; a signal can cut a write short
+            view = view[os.write(self._fd, view):]
         return line
 
     def pending(self) -> list[Record]:
@@ -96,7 +106,7 @@ class Journal:
             if self.closed:
                 return
             self.closed = True
-            self._handle.close()
+            os.close(self._fd)
         finished = not self.pending()
         if finished:
             self.path.unlink(missing_ok=True)

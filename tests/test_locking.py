@@ -190,3 +190,49 @@ def test_a_child_forked_while_the_lock_is_held_does_not_keep_it(tmp_path: Path) 
     finally:
         os.close(write)
         os.waitpid(pid, 0)
+
+
+def test_a_waiter_that_timed_out_lets_go_of_the_lock_it_gets_later(tmp_path: Path) -> None:
+    """The blocking wait runs on a thread that outlives a timeout; when the lock comes to it,
+    nobody wants it any more, and it must not keep it."""
+    path = tmp_path / "MEMORY.md.lock"
+    holder = _hold(path)
+    with pytest.raises(Timeout):
+        locking.FlockLock(str(path)).acquire(0.2)
+    os.close(holder)  # the abandoned wait now gets the lock, and lets go of it
+    other = locking.FlockLock(str(path))
+    other.acquire(5)  # would time out if the abandoned wait still held it
+    probe = os.open(path, os.O_RDWR)
+    with pytest.raises(BlockingIOError):  # and the lock is really the new holder's
+        fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    os.close(probe)
+    other.release()
+
+
+def test_a_waiter_is_handed_the_lock_by_the_kernel_not_by_a_poll(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Waiting never sleeps to poll: the waiting thread never calls time.sleep, and still gets
+    a lock released by another process."""
+    path = tmp_path / "MEMORY.md.lock"
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(path)], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+    sleepers: list[int] = []
+    real_sleep = time.sleep
+
+    def watched_sleep(seconds: float) -> None:
+        sleepers.append(threading.get_ident())
+        real_sleep(seconds)
+
+    monkeypatch.setattr(locking.time, "sleep", watched_sleep)
+    waiter = locking.FlockLock(str(path))
+    thread, outcome = _acquire_in_thread(waiter, 10)
+    real_sleep(0.2)  # the waiter is blocked in flock by now
+    assert holder.stdin is not None
+    holder.stdin.write("\n")
+    holder.stdin.close()
+    holder.wait(10)
+    thread.join(10)
+    assert "error" not in outcome and "at" in outcome, outcome
+    assert thread.ident not in sleepers
+    waiter.release()

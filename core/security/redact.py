@@ -10,7 +10,7 @@ objects.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any, TypeVar
 
 from memhost.security import detector
@@ -49,18 +49,6 @@ def version() -> str:
 MIN_MASKED = 4
 
 
-def _strings(value: Any) -> Iterable[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from _strings(key)
-            yield from _strings(item)
-    elif isinstance(value, (list, tuple, set, frozenset)):
-        for item in value:
-            yield from _strings(item)
-
-
 def _mask_text(text: str, secrets: list[str]) -> str:
     if not text.isascii() and any(s not in text and s in (folded := _folded(text))
                                   for s in secrets):
@@ -85,7 +73,7 @@ def _rebuild(value: Any, secrets: list[str]) -> Any:
             return value
         return type(value)(items) if isinstance(value, tuple) else items
     if isinstance(value, (set, frozenset)):
-        # _strings() looks inside sets to find secrets, so they must be masked here too.
+        # _collect() looks inside sets to find secrets, so they must be masked here too.
         members = {_rebuild(item, secrets) for item in value}
         if members == value:
             return value
@@ -101,26 +89,53 @@ _SECRET_KEY = re.compile(
     re.IGNORECASE)
 
 
-def _keyed_secrets(value: Any) -> Iterable[str]:
-    if isinstance(value, dict):
+@lru_cache(maxsize=1024)
+def _names_secret(key: str) -> bool:
+    # A transcript repeats the same few keys ("role", "content") in every message.
+    return _SECRET_KEY.match(key) is not None
+
+
+def _collect(value: Any, texts: set[str], keyed: set[str]) -> None:
+    """Every string in ``value`` (dict keys too) into ``texts``, and every string whose key
+    names a credential into ``keyed``, in one walk (a turn's hand-off is walked on the host's
+    thread, so this is kept lean)."""
+    if isinstance(value, str):
+        texts.add(value)
+    elif isinstance(value, dict):
         for key, item in value.items():
-            if (isinstance(key, str) and isinstance(item, str) and len(item) >= MIN_MASKED
-                    and item != MASK and _SECRET_KEY.match(key)):
-                yield item
-            yield from _keyed_secrets(item)
+            if isinstance(key, str):
+                texts.add(key)
+                if isinstance(item, str):
+                    texts.add(item)
+                    if len(item) >= MIN_MASKED and item != MASK and _names_secret(key):
+                        keyed.add(item)
+                    continue
+            else:
+                _collect(key, texts, keyed)
+            _collect(item, texts, keyed)
     elif isinstance(value, (list, tuple, set, frozenset)):
         for item in value:
-            yield from _keyed_secrets(item)
+            if isinstance(item, str):
+                texts.add(item)
+            else:
+                _collect(item, texts, keyed)
+
+
+# The detector reports nothing in a text this short (folding only makes a text shorter).
+_SHORTEST_SCANNED = 8
 
 
 def redact(value: T) -> T:
     """Mask every secret in ``value`` (a string or any nesting of dicts, lists, tuples and sets)."""
-    secrets: set[str] = set(_keyed_secrets(value))
-    scanned: set[str] = set()
-    for text in _strings(value):
-        if text not in scanned:  # a sync's transcript repeats its turn: scan each text once
-            scanned.add(text)
-            secrets |= find_secrets(text)
+    texts: set[str] = set()  # a sync's transcript repeats its turn: each text is scanned once
+    secrets: set[str] = set()
+    _collect(value, texts, secrets)
+    for text in texts:
+        if len(text) >= _SHORTEST_SCANNED:
+            found = detector.scan(_folded(text))
+            if found:
+                secrets |= found
+    secrets.discard(MASK)
     if not secrets:
         return value
     # Longest first, so a secret that contains a shorter one is masked whole.
