@@ -1,9 +1,11 @@
 """The host's one object: :class:`MemoryManager`.
 
-It registers the builtin provider first and at most one external provider, then drives them
-through a session: the system prompt, tools, per-turn recall, background writes, session
-boundaries and shutdown. Every provider call is isolated (see :mod:`memhost.providers`); every
-payload handed to an external provider is redacted first (see :mod:`memhost.security.redact`).
+It registers the builtin provider first and at most one external provider
+(:mod:`memhost.registration`), then drives them through a session: the system prompt, tools,
+per-turn recall (:mod:`memhost.prefetching`), background writes (:mod:`memhost.delivery`), session
+boundaries and shutdown (:mod:`memhost.shutdown`). Every provider call is isolated (see
+:mod:`memhost.providers`); every payload handed to an external provider is redacted first (see
+:mod:`memhost.security.redact`).
 """
 
 from __future__ import annotations
@@ -11,10 +13,8 @@ from __future__ import annotations
 import copy
 import json
 import logging
-import re
 import threading
 from collections.abc import Callable
-from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,19 +22,17 @@ from typing import Any
 from memhost.builtin_providers.provider import NAME as BUILTIN
 from memhost.builtin_providers.provider import BuiltinProvider
 from memhost.builtin_providers.store import Change, MemoryStore
-from memhost.bounded import DaemonExecutor, Pending
 from memhost.builtin_providers.view import MemoryEntry, read_entries
 from memhost.config import Config, load_config, validate
-from memhost.deadletter import DeadLetters
-from memhost.errors import ProviderError
+from memhost.delivery import Delivery
 from memhost.fencing import build_context_block
 from memhost.home import config_path, memhost_home
-from memhost.outbox import Journal, Outbox, Record
-from memhost.healthrecord import HealthRecorder
+from memhost.prefetching import BoundedPrefetch
 from memhost.providers import FAILED, Provider, ProviderSet
+from memhost.registration import BUILTIN_ONLY, ProviderRegistration
 from memhost.review.approval import ApprovalGate
-from memhost.security.screen import Screen
 from memhost.security.redact import redact, redact_many
+from memhost.security.screen import Screen
 from memhost.shutdown import shut_down
 from memhost.status import manager_status
 from memhost.toolcalls import ToolCallShapeError, parse_arguments, read_tool_call
@@ -42,15 +40,12 @@ from memhost.toolrouter import ToolRouter
 from memhost.toolschemas import RESERVED_TOOL_NAMES, shape_tool_schema
 from memhost.turns import NudgeCounter, count_user_turns, flatten_content, is_trivial
 from memhost.users import open_user_home
-from memhost.worker import BackgroundWorker, ShutdownReport, Task, WriteFailed
+from memhost.worker import BackgroundWorker, ShutdownReport, Task
 
 log = logging.getLogger("memhost")
 
 SESSION_CONTEXTS = ("primary", "subagent", "cron", "review")
 ROTATE_REASONS = ("new", "resume", "branch", "compress", "rewind")
-#: ``memory.provider`` values that mean "the builtin memory only".
-BUILTIN_ONLY = frozenset({"", "builtin", "none"})
-PROVIDER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 
 ConfirmCallback = Callable[[str, str], bool]
 
@@ -69,7 +64,7 @@ class Turn:
     recall: str
 
 
-class MemoryManager:
+class MemoryManager(ProviderRegistration):
     """Builtin memory first, then at most one external provider, driven through one session."""
 
     def __init__(self, home: Path, config: Config | None = None, *,
@@ -94,16 +89,8 @@ class MemoryManager:
                                   | set(reserved_tools))
         self._external: Provider | None = None
         self._worker = BackgroundWorker(retry_budget=settings.write_retry_budget)
-        self._journal: Journal | None = None
-        self._replaying: list[Journal] = []
-        self._replay_due = False
-        self._replay_lock = threading.Lock()
-        self._outbox: Outbox | None = None
-        self._dead: DeadLetters | None = None
-        self._parked: list[Record] = []  # written while the provider is unavailable
-        self._prefetch_pool: DaemonExecutor | None = None
-        self._prefetch_call: Pending | None = None
-        self._prefetch_stats = {"timeouts": 0, "skipped_while_stuck": 0, "late_results_dropped": 0}
+        self._delivery: Delivery | None = None  # the external provider's writes
+        self._recall = BoundedPrefetch(self._providers, settings.prefetch_timeout)
         self._turns = 0
         self._nudge = NudgeCounter(settings.nudge_interval)
         self._review_due = False
@@ -147,115 +134,6 @@ class MemoryManager:
         manager.reviewer = reviewer_from_config(manager)
         return manager
 
-    # -- providers -------------------------------------------------------------------------------
-
-    def register_provider(self, provider: Any, *, name: str) -> bool:
-        """Register an external provider object the host built itself.
-
-        Returns ``False`` (with a warning) when another external provider is already active or
-        this one reports itself unavailable; raises :class:`ProviderError` when it does not
-        match the hook spec.
-        """
-        if name == BUILTIN or not PROVIDER_NAME.match(name):
-            raise ProviderError(f"{name!r} cannot name an external provider; use letters, digits, "
-                                "'_' and '-' (and not 'builtin')")
-        if self._external is not None:
-            message = (f"refused: external provider {self._external.name!r} is already active and "
-                       "only one external provider runs at a time; choose which one with "
-                       f"memory.provider in {config_path(self.settings_home)}")
-            log.warning("memory provider %r %s", name, message)
-            self._problem(name, message)
-            return False
-        return self._add(provider, name) is not None
-
-    def _activate_configured(self) -> None:
-        name = self.config.memory.provider.strip()
-        if name.lower() in BUILTIN_ONLY:
-            return
-        from memhost import discovery
-
-        before, warned = len(self.problems), False
-        try:
-            plugin = discovery.load_provider(
-                name, self.settings_home, timeout=self.config.memory.provider_import_timeout)
-            if self.register_provider(plugin, name=name):
-                return
-            # Refused or unavailable: _add already logged why; restate it with the config key.
-            why = "; ".join(p["problem"] for p in self.problems[before:]) or "it was refused"
-            del self.problems[before:]
-            warned = True
-        except ProviderError as exc:
-            why = str(exc)
-        message = (f"configured memory provider {name!r} (memory.provider in "
-                   f"{config_path(self.settings_home)}) is not active: {why.rstrip('.')}. Only "
-                   "the builtin memory is active.")
-        self._problem(name, message)
-        if not warned:
-            log.warning("%s Run `memhost doctor` for details.", message)
-        if discovery.strict_mode():
-            self.shutdown(timeout=1.0)
-            raise ProviderError(f"{message} ({discovery.STRICT_ENV} is set)")
-
-    def _add(self, plugin: Any, name: str) -> Provider | None:
-        external = name != BUILTIN
-        provider = self._providers.register(
-            plugin, name, call_timeout=self.config.memory.hook_timeout if external else None)
-        if external:
-            reason = self._providers.call(provider, "check_available", config=self._provider_config(name))
-            if reason is FAILED or reason:
-                why = provider.last_error if reason is FAILED else reason
-                self._providers.unregister(name)
-                self._problem(name, f"unavailable: {why}")
-                log.warning("memory provider %r is unavailable: %s. Only the builtin memory is "
-                            "active.", name, why)
-                return None
-        # Read the schemas before changing any manager state: a provider whose schema hook
-        # raises must not leave half a registration behind.
-        schemas = self._providers.call(provider, "tool_schemas")
-        if external:
-            # Without its outbox an external provider would silently lose every write, so a
-            # home where the outbox cannot be opened refuses the provider instead.
-            outbox = Outbox(self.home, name)
-            try:
-                journal = outbox.open_journal()
-            except OSError as exc:
-                self._providers.unregister(name)
-                self._problem(name, f"not activated: its outbox under {outbox.folder} cannot be "
-                                    f"opened ({exc})")
-                log.warning("memory provider %r is not active: its outbox under %s cannot be "
-                            "opened (%s). Only the builtin memory is active.", name,
-                            outbox.folder, exc)
-                return None
-        for refused in self._router.route(provider, list(schemas) if schemas else []):
-            log.warning("memory provider %r: %s", provider.name, refused)
-            self._problem(provider.name, refused)
-        if external:
-            self._external = provider
-            self._outbox, self._journal = outbox, journal
-            self._dead = DeadLetters(self.home, name)
-            recorder = HealthRecorder(self.home, name)  # what doctor reports of a running host
-            provider.health.watch(recorder, recorder.initial_state())
-            # Writes an earlier manager left behind are replayed once the provider has been
-            # initialised (a provider opens its connection there), and before any new write.
-            self._replay_due = True
-            if self.session_id:
-                self._initialize(provider)
-        log.info("memory provider %r registered (%d tools)", name,
-                 self._router.count(provider))
-        return provider
-
-    def _problem(self, provider: str, message: str) -> None:
-        self.problems.append({"provider": provider, "problem": message})
-
-    def _provider_config(self, name: str) -> dict[str, Any]:
-        table = self.config.providers.get(name, {})
-        if name == BUILTIN:
-            return copy.deepcopy(table)
-        from memhost.discovery import runtime_config
-
-        # With a config schema: defaults, stored values and secrets; else the raw table.
-        return runtime_config(name, self.settings_home, table)
-
     # -- session ---------------------------------------------------------------------------------
 
     def start_session(self, session_id: str, *, context: str = "primary",
@@ -282,10 +160,8 @@ class MemoryManager:
             # than stall every turn behind the same failure.
             provider.health.mark_unavailable(provider, self.session_id)
             return
-        parked, self._parked = self._parked, []
-        for record in parked:
-            self._queue_record(self._journal, record, f"parked {record.calls[0][0]}")  # type: ignore[arg-type]
-        self._replay_if_due()
+        assert self._delivery is not None
+        self._delivery.started()
 
     def system_prompt(self) -> str:
         """The memory part of the system prompt, built once per session and then reused as is."""
@@ -357,56 +233,14 @@ class MemoryManager:
         elif is_trivial(query):
             recall, raw = "skipped-trivial", ""
         else:
-            recall, raw = self._prefetch(self._external, query)
+            recall, raw = self._recall.ask(self._external, query, self.session_id,
+                                           closed=self.closed)
         context = build_context_block(raw, source=self._external.name) if raw and self._external else ""
         return Turn(self._turns, context, self._review_due, recall)
 
     def mark_untrusted(self) -> None:
         """The current turn has read untrusted content: its memory writes are staged."""
         self.store.screen.mark_untrusted(self.session_id)
-
-    def _prefetch(self, provider: Provider, query: str) -> tuple[str, str]:
-        stats = self._prefetch_stats
-        pending = self._prefetch_call
-        if pending is not None and not pending.done():
-            stats["skipped_while_stuck"] += 1
-            provider.health.failed("prefetch", "prefetch: an earlier call has not returned")
-            if stats["skipped_while_stuck"] % 10 == 1:
-                log.warning("memory provider %r: an earlier prefetch is still running; recall is "
-                            "skipped until it returns (%d turns so far)", provider.name,
-                            stats["skipped_while_stuck"])
-            return "skipped-stuck", ""
-        if pending is not None:
-            self._prefetch_call = None
-        if self._shutdown_report is not None:
-            return "failed", ""
-        if self._prefetch_pool is None:
-            # Daemon threads: a prefetch that never returns must not keep the process alive.
-            self._prefetch_pool = DaemonExecutor("memhost-prefetch")
-        try:
-            future = self._prefetch_pool.submit(self._providers.call, provider, "prefetch",
-                                                query=redact(query), session_id=self.session_id)
-        except RuntimeError as exc:  # no thread could start
-            log.warning("memory provider %r: recall skipped (%s)", provider.name, exc)
-            return "failed", ""
-        self._prefetch_call = future
-        timeout = self.config.memory.prefetch_timeout
-        try:
-            value = future.result(timeout=timeout)
-        except FutureTimeout:
-            stats["timeouts"] += 1
-            provider.health.failed("prefetch", f"prefetch: no answer within {timeout:g}s")
-            # Whatever it returns later is dropped: it belongs to this turn, not a later one.
-            future.add_done_callback(lambda _f: stats.__setitem__(
-                "late_results_dropped", stats["late_results_dropped"] + 1))
-            log.warning("memory provider %r: prefetch gave no answer within %.2fs; recall is "
-                        "skipped, and skipped on later turns until that call returns "
-                        "(memory.prefetch_timeout)", provider.name, timeout)
-            return "timed-out", ""
-        self._prefetch_call = None
-        if value is FAILED:
-            return "failed", ""
-        return ("ok", value) if value and value.strip() else ("empty", "")
 
     def finish_turn(self, user_message: Any, reply: Any, *, interrupted: bool = False,
                     messages: list[dict[str, Any]] | None = None) -> None:
@@ -513,61 +347,8 @@ class MemoryManager:
                 "origin": origin})])
 
     def _submit_write(self, label: str, calls: list[tuple[str, dict[str, Any]]]) -> None:
-        if self._external is None or self._journal is None:
-            return
-        self._replay_if_due()
-        record = None if self._shutdown_report is not None else self._journal.append(calls)
-        if record is None:
-            # After shutdown the journal is closed; writing to it raised into the host's turn.
-            log.warning("memhost is shut down; dropped late write %s for provider %r", label,
-                        self._external.name)
-            return
-        if self._external.health.unavailable:
-            self._parked.append(record)  # journalled: a later session or start delivers it
-            return
-        self._queue_record(self._journal, record, label)
-
-    def _queue_record(self, journal: Journal, record: Record, label: str) -> None:
-        provider = self._external
-        assert provider is not None
-        remaining: list[tuple[str, dict[str, Any]]] = []
-        started = False
-
-        def deliver() -> None:
-            nonlocal started
-            if not started:  # decoded here, on the worker thread, not the host's
-                remaining.extend(record.calls)
-                started = True
-            # A retry resumes at the call that failed: session_end is not repeated for a rotate.
-            while remaining:
-                hook, kwargs = remaining[0]
-                if self._providers.call(provider, hook, retryable=True, **kwargs) is FAILED:
-                    raise WriteFailed(provider.stats[hook].last_error)
-                remaining.pop(0)
-
-        self._worker.submit(Task("write", label, deliver, lambda: journal.ack(record.seq),
-                                 lambda error, attempts: self._dead.park_for(  # type: ignore[union-attr]
-                                     provider, remaining if started else list(record.calls),
-                                     error, attempts)))
-
-    def _replay_if_due(self) -> None:
-        # Locked: a write submitted meanwhile from another thread (the background review's
-        # mirrored writes) must wait until the replayed writes are queued ahead of it.
-        with self._replay_lock:
-            if self._replay_due and self._shutdown_report is None and (
-                    self._external is None or not self._external.health.unavailable):
-                self._replay_due = False
-                self._replay_orphans()
-
-    def _replay_orphans(self) -> None:
-        assert self._outbox is not None
-        for journal in self._outbox.claim_orphans():
-            records = journal.pending()
-            log.info("replaying %d write(s) left in %s", len(records), journal.path)
-            for record in records:
-                self._queue_record(journal, record, f"replay {record.calls[0][0]}")
-            self._replaying.append(journal)
-            self._worker.submit(Task("marker", "close replayed journal", journal.close))
+        if self._delivery is not None:
+            self._delivery.submit(label, calls)
 
     def flush(self, timeout: float | None = None) -> bool:
         """Wait until every background task queued so far has run; ``False`` on timeout."""
@@ -586,8 +367,8 @@ class MemoryManager:
                 self._shutdown_report = shut_down(
                     self._worker, self._providers,
                     bound=self.config.memory.shutdown_timeout if timeout is None else timeout,
-                    journals=[*self._replaying, *([self._journal] if self._journal else [])],
-                    external=self._external, prefetch_pool=self._prefetch_pool)
+                    journals=self._delivery.journals if self._delivery else [],
+                    external=self._external, prefetch=self._recall)
             return self._shutdown_report
 
     def status(self) -> dict[str, Any]:

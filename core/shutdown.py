@@ -14,8 +14,8 @@ import threading
 import time
 from typing import Any
 
-from memhost.bounded import DaemonExecutor
 from memhost.outbox import Journal
+from memhost.prefetching import BoundedPrefetch
 from memhost.providers import Provider, ProviderSet
 from memhost.worker import BackgroundWorker, ShutdownReport
 
@@ -24,7 +24,7 @@ log = logging.getLogger("memhost")
 
 def shut_down(worker: BackgroundWorker, providers: ProviderSet, *, bound: float,
               journals: list[Journal], external: Provider | None,
-              prefetch_pool: DaemonExecutor | None) -> ShutdownReport:
+              prefetch: BoundedPrefetch) -> ShutdownReport:
     """Drain ``worker`` and shut ``providers`` down within ``bound`` seconds; ``journals`` are
     the manager's own outbox journals, given up only once nothing of theirs is still running."""
     started = time.monotonic()
@@ -33,8 +33,7 @@ def shut_down(worker: BackgroundWorker, providers: ProviderSet, *, bound: float,
     # needs a moment too. With none left, a drain that used the whole bound (a write parked in
     # a retry wait, which stops at once) left the report's status to a race.
     writes, prefetches, active = worker.drain(started + bound * 0.9)
-    if prefetch_pool is not None:
-        prefetch_pool.shutdown()
+    prefetch.shutdown()
     finished = threading.Event()
     reports: dict[str, dict[str, Any]] = {}
     shut: list[str] = []

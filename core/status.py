@@ -5,26 +5,24 @@ from __future__ import annotations
 
 from typing import Any
 
+from memhost.builtin_providers.provider import NAME as BUILTIN
 from memhost.health import health_problems
+from memhost.registration import BUILTIN_ONLY
 from memhost.review.approval import PendingStore
 from memhost.security.masking import scrub_value
 
 
 def manager_status(manager: Any) -> dict[str, Any]:
-    from memhost.manager import BUILTIN, BUILTIN_ONLY
-
     external = manager._external
     providers = []
     for provider in manager._providers:
         entry = provider.status()
         if provider is external:
-            call = manager._prefetch_call
-            entry["prefetch"] = {"timeout_s": manager.config.memory.prefetch_timeout,
-                                 "stuck": call is not None and not call.done(),
-                                 **manager._prefetch_stats}
+            entry["prefetch"] = manager._recall.status()
         providers.append(entry)
     configured = manager.config.memory.provider.strip()
-    dead = manager._dead
+    delivery = manager._delivery
+    dead = delivery.dead if delivery else None
     usable = external is not None and not external.health.unavailable
     report = manager._shutdown_report
     reviewer = manager.reviewer
@@ -47,7 +45,7 @@ def manager_status(manager: Any) -> dict[str, Any]:
                      *({"provider": BUILTIN, "problem": problem}
                        for problem in manager.builtin.snapshot.problems)],
         "background": manager._worker.status(),
-        "outbox_pending": manager._outbox.pending_count() if manager._outbox else 0,
+        "outbox_pending": delivery.outbox.pending_count() if delivery else 0,
         "failed_writes": dead.count() if dead else 0,
         "shutdown": report.as_dict() if report else None,
         "review": reviewer.status() if hasattr(reviewer, "status") else None,

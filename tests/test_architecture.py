@@ -84,11 +84,6 @@ def test_every_step_of_each_way_names_its_module(title: str, first: str, last: s
 
 #: A module over this many lines holds more than one concept: split it by concept.
 MAX_MODULE_LINES = 400
-#: Modules still being split. Each entry is temporary: remove it once its module is under the
-#: line limit (the test below fails on an entry that is no longer needed).
-STILL_SPLITTING = {
-    "core/manager.py",
-}
 
 
 def module_lengths() -> dict[str, int]:
@@ -104,11 +99,8 @@ def module_lengths() -> dict[str, int]:
 def test_no_module_is_over_the_line_limit() -> None:
     lengths = module_lengths()
     assert "core/manager.py" in lengths and "plugins/sqlite/provider.py" in lengths
-    too_long = {path: lines for path, lines in lengths.items()
-                if lines > MAX_MODULE_LINES and path not in STILL_SPLITTING}
+    too_long = {path: lines for path, lines in lengths.items() if lines > MAX_MODULE_LINES}
     assert not too_long, f"over {MAX_MODULE_LINES} lines, split by concept: {too_long}"
-    done = sorted(path for path in STILL_SPLITTING if lengths.get(path, 0) <= MAX_MODULE_LINES)
-    assert not done, f"no longer over the limit, remove from STILL_SPLITTING: {done}"
 
 
 # -- documented public names ---------------------------------------------------------------------

@@ -1,0 +1,111 @@
+"""The external provider's writes: journalled, delivered in order, replayed, never dropped.
+
+Every write the manager hands the external provider (a synced turn, a mirrored memory write, a
+session boundary, a subtask) is appended to this manager's outbox journal first, then queued on
+the background worker, and acknowledged in the journal once the provider took it. A write made
+while the provider rests (unavailable this session) is journalled and parked until a session
+start brings it back. Journals left by managers that are gone are replayed once the provider
+has been initialised, ahead of any new write. A write that cannot be delivered is parked in
+``failed/`` (:mod:`memhost.deadletter`).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from memhost.deadletter import DeadLetters
+from memhost.outbox import Journal, Outbox, Record
+from memhost.providers import FAILED, Provider, ProviderSet
+from memhost.worker import BackgroundWorker, Task, WriteFailed
+
+log = logging.getLogger("memhost")
+
+Calls = list[tuple[str, dict[str, Any]]]
+
+
+class Delivery:
+    def __init__(self, home: Path, provider: Provider, providers: ProviderSet,
+                 worker: BackgroundWorker, outbox: Outbox, journal: Journal,
+                 closed: Callable[[], bool]) -> None:
+        self.provider = provider
+        self.outbox = outbox
+        self.journal = journal
+        self.dead = DeadLetters(home, provider.name)
+        self._providers = providers
+        self._worker = worker
+        self._closed = closed  # the manager has shut down
+        self._replaying: list[Journal] = []
+        # Writes an earlier manager left behind are replayed once the provider has been
+        # initialised (a provider opens its connection there), and before any new write.
+        self._replay_due = True
+        self._replay_lock = threading.Lock()
+        self._parked: list[Record] = []  # written while the provider is unavailable
+
+    @property
+    def journals(self) -> list[Journal]:
+        """This manager's own journals: its own and those it is replaying."""
+        return [*self._replaying, self.journal]
+
+    def submit(self, label: str, calls: Calls) -> None:
+        """Journal ``calls`` (one write) and queue them for the provider."""
+        self.replay_if_due()
+        record = None if self._closed() else self.journal.append(calls)
+        if record is None:
+            # After shutdown the journal is closed; writing to it raised into the host's turn.
+            log.warning("memhost is shut down; dropped late write %s for provider %r", label,
+                        self.provider.name)
+            return
+        if self.provider.health.unavailable:
+            self._parked.append(record)  # journalled: a later session or start delivers it
+            return
+        self._queue(self.journal, record, label)
+
+    def started(self) -> None:
+        """The provider was initialised for a session: deliver what waited for it."""
+        parked, self._parked = self._parked, []
+        for record in parked:
+            self._queue(self.journal, record, f"parked {record.calls[0][0]}")
+        self.replay_if_due()
+
+    def replay_if_due(self) -> None:
+        # Locked: a write submitted meanwhile from another thread (the background review's
+        # mirrored writes) must wait until the replayed writes are queued ahead of it.
+        with self._replay_lock:
+            if self._replay_due and not self._closed() and not self.provider.health.unavailable:
+                self._replay_due = False
+                self._replay_orphans()
+
+    def _replay_orphans(self) -> None:
+        for journal in self.outbox.claim_orphans():
+            records = journal.pending()
+            log.info("replaying %d write(s) left in %s", len(records), journal.path)
+            for record in records:
+                self._queue(journal, record, f"replay {record.calls[0][0]}")
+            self._replaying.append(journal)
+            self._worker.submit(Task("marker", "close replayed journal", journal.close))
+
+    def _queue(self, journal: Journal, record: Record, label: str) -> None:
+        provider = self.provider
+        remaining: Calls = []
+        started = False
+
+        def deliver() -> None:
+            nonlocal started
+            if not started:  # decoded here, on the worker thread, not the host's
+                remaining.extend(record.calls)
+                started = True
+            # A retry resumes at the call that failed: session_end is not repeated for a rotate.
+            while remaining:
+                hook, kwargs = remaining[0]
+                if self._providers.call(provider, hook, retryable=True, **kwargs) is FAILED:
+                    raise WriteFailed(provider.stats[hook].last_error)
+                remaining.pop(0)
+
+        self._worker.submit(Task("write", label, deliver, lambda: journal.ack(record.seq),
+                                 lambda error, attempts: self.dead.park_for(
+                                     provider, remaining if started else list(record.calls),
+                                     error, attempts)))

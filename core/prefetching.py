@@ -1,0 +1,84 @@
+"""The turn's recall call: the external provider's ``prefetch``, waited for at most
+``memory.prefetch_timeout`` on a daemon thread.
+
+A call that gives no answer in time makes the turn go on without recall, and later turns skip
+the provider until that call returns (a provider stuck on a dead connection is not called again
+and again); whatever it returns late is dropped, since it belongs to an earlier turn.
+"""
+
+from __future__ import annotations
+
+import logging
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any
+
+from memhost.bounded import DaemonExecutor, Pending
+from memhost.providers import FAILED, Provider, ProviderSet
+from memhost.security.redact import redact
+
+log = logging.getLogger("memhost")
+
+
+class BoundedPrefetch:
+    def __init__(self, providers: ProviderSet, timeout: float) -> None:
+        self._providers = providers
+        self.timeout = timeout
+        self.pool: DaemonExecutor | None = None
+        self._call: Pending | None = None
+        self.stats = {"timeouts": 0, "skipped_while_stuck": 0, "late_results_dropped": 0}
+
+    @property
+    def stuck(self) -> bool:
+        return self._call is not None and not self._call.done()
+
+    def status(self) -> dict[str, Any]:
+        return {"timeout_s": self.timeout, "stuck": self.stuck, **self.stats}
+
+    def ask(self, provider: Provider, query: str, session_id: str, *,
+            closed: bool = False) -> tuple[str, str]:
+        """``(how recall went, the recalled text)`` for one turn; ``closed``: the manager has
+        shut down, so nothing new is started."""
+        stats = self.stats
+        pending = self._call
+        if pending is not None and not pending.done():
+            stats["skipped_while_stuck"] += 1
+            provider.health.failed("prefetch", "prefetch: an earlier call has not returned")
+            if stats["skipped_while_stuck"] % 10 == 1:
+                log.warning("memory provider %r: an earlier prefetch is still running; recall is "
+                            "skipped until it returns (%d turns so far)", provider.name,
+                            stats["skipped_while_stuck"])
+            return "skipped-stuck", ""
+        if pending is not None:
+            self._call = None
+        if closed:
+            return "failed", ""
+        if self.pool is None:
+            # Daemon threads: a prefetch that never returns must not keep the process alive.
+            self.pool = DaemonExecutor("memhost-prefetch")
+        try:
+            future = self.pool.submit(self._providers.call, provider, "prefetch",
+                                      query=redact(query), session_id=session_id)
+        except RuntimeError as exc:  # no thread could start
+            log.warning("memory provider %r: recall skipped (%s)", provider.name, exc)
+            return "failed", ""
+        self._call = future
+        try:
+            value = future.result(timeout=self.timeout)
+        except FutureTimeout:
+            stats["timeouts"] += 1
+            provider.health.failed("prefetch", f"prefetch: no answer within {self.timeout:g}s")
+            # Whatever it returns later is dropped: it belongs to this turn, not a later one.
+            future.add_done_callback(lambda _f: stats.__setitem__(
+                "late_results_dropped", stats["late_results_dropped"] + 1))
+            log.warning("memory provider %r: prefetch gave no answer within %.2fs; recall is "
+                        "skipped, and skipped on later turns until that call returns "
+                        "(memory.prefetch_timeout)", provider.name, self.timeout)
+            return "timed-out", ""
+        self._call = None
+        if value is FAILED:
+            return "failed", ""
+        return ("ok", value) if value and value.strip() else ("empty", "")
+
+    def shutdown(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown()
