@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from memhost.builtin_providers import journal
-from memhost.files import PRIVATE_FILE, ensure_private_dir, locked, open_append_private
+from memhost.files import ensure_private_dir, locked, open_append_private
 
 ARCHIVE_NAME = "archive.jsonl"
 #: The memory files whose journals hold archive records not yet checkpointed here.

@@ -8,6 +8,7 @@ drifted is refused with what to do about it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -39,12 +40,8 @@ class WriteChecks:
     screen: Any
     limits: dict[str, int]
     clock: Any
-
-    def path(self, target: str) -> Path:
-        raise NotImplementedError
-
-    def reviewed(self, target: str, entries: list[str]) -> frozenset[str]:
-        raise NotImplementedError
+    path: Callable[[str], Path]
+    reviewed: Callable[[str, list[str]], frozenset[str]]
 
     def clean_content(self, content: Any, label: str, empty_hint: str = "") -> str:
         if not isinstance(content, str) or not content.strip():

@@ -33,13 +33,8 @@ class Maintenance(WriteChecks):
     _files: dict[str, StoreFile]
     _mutate: Callable[..., Outcome]
     _read_for_write: Callable[[str], tuple[str, list[int] | None]]
-
-    def entries(self, target: str) -> list[str]:
-        raise NotImplementedError
-
-    def add(self, target: str, content: str, *, origin: str = "foreground",
-            session_id: str = "") -> Outcome:
-        raise NotImplementedError
+    entries: Callable[[str], list[str]]
+    add: Callable[..., Outcome]  # (target, content, *, origin, session_id)
 
     def resolve(self, target: str, old_text: str, action: str = "replace") -> Outcome:
         """Find the entry ``old_text`` designates without changing anything (for staging)."""

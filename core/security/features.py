@@ -27,7 +27,6 @@ an instruction to the agent on its own" (the thresholds themselves are configura
 
 from __future__ import annotations
 
-import re
 
 from memhost.security import concepts
 from memhost.security.lexicon import (

@@ -26,9 +26,9 @@ for i in range(40):
     add("url", R.choice([f"https://github.com/acme/{tok(6).lower()}/pull/{R.randrange(9999)}",
                          f"see https://docs.python.org/3/library/{R.choice(['os', 're', 'json', 'sqlite3'])}.html#{tok(5).lower()}",
                          f"git@github.com:acme/{tok(5).lower()}.git", f"ssh://git@gitlab.example.com:2222/team/{tok(4).lower()}.git",
-                         f"https://alice@bitbucket.org/acme/repo.git", f"postgres://localhost:5432/{tok(4).lower()}",
-                         f"redis://cache.internal:6379/0", f"https://example.com/search?q={tok(6)}&page=2&sort=desc",
-                         f"http://127.0.0.1:8765/settings?tab=recall", f"https://s3.amazonaws.com/acme-assets/{tok(12)}/logo.png",
+                         "https://alice@bitbucket.org/acme/repo.git", f"postgres://localhost:5432/{tok(4).lower()}",
+                         "redis://cache.internal:6379/0", f"https://example.com/search?q={tok(6)}&page=2&sort=desc",
+                         "http://127.0.0.1:8765/settings?tab=recall", f"https://s3.amazonaws.com/acme-assets/{tok(12)}/logo.png",
                          f"mailto:support@example.com?subject=Order%20{R.randrange(99999)}",
                          f"https://www.youtube.com/watch?v={tok(11)}", f"https://pypi.org/project/memhost/0.{R.randrange(9)}.{R.randrange(9)}/",
                          f"file:///home/alice/projects/{tok(5).lower()}/notes.md"]))
