@@ -4,7 +4,9 @@ alarms on the ordinary notes of a security-minded user."""
 from __future__ import annotations
 
 import base64
+import json
 import random
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -14,6 +16,7 @@ from memhost.security import confusables, features, scorer
 from memhost.security.scorer import ACCEPT, REFUSE, STAGE, Policy, assess
 
 POLICY = Policy()
+CORPORA = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "injection"
 
 
 def outcome(text: str) -> str:
@@ -294,8 +297,20 @@ def generated_texts(count: int, seed: int) -> list[str]:
         for _ in range(rng.randint(1, 14))) for _ in range(count)]
 
 
+def _corpus_texts() -> list[str]:
+    """Every attack of the benchmark's corpora (a split attack as its parts and as one text)."""
+    texts: list[str] = []
+    for path in sorted(CORPORA.glob("attacks*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                text = json.loads(line)["text"]
+                texts += [*text, " ".join(text)] if isinstance(text, list) else [text]
+    return texts
+
+
 def test_the_anchors_find_what_every_feature_finds() -> None:
-    texts = [t for t, _ in OLD_EXAMPLES.values()] + BENIGN + generated_texts(1_500, seed=7)
+    texts = ([t for t, _ in OLD_EXAMPLES.values()] + BENIGN + _corpus_texts()
+             + generated_texts(1_500, seed=7))
     fired = set()
     for text in texts:
         scorer.assess.cache_clear()

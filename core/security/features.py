@@ -28,11 +28,12 @@ an instruction to the agent on its own" (the thresholds themselves are configura
 from __future__ import annotations
 
 
-from memhost.security import concepts
+from memhost.security import concepts, concepts_i18n, mechanisms
 from memhost.security.lexicon import (
     ANY as _ANY,
     CHANNEL,
     CHANNEL_ANCHORS,
+    CREDENTIAL_ANCHORS,
     CREDENTIAL_PATH,
     DISCLOSE,
     G4 as _G4,
@@ -254,9 +255,7 @@ SECRET_WEIGHT = 6.0
 QUOTED_FACTOR = 0.5
 
 _CHANNEL_ANCHORS = CHANNEL_ANCHORS
-_CREDENTIAL_ANCHORS = (".aws/", ".ssh", "id_", ".netrc", ".pgpass", ".git-credentials", ".docker/",
-                       "/etc/shadow", ".kube/config", ".npmrc", ".pypirc", "credentials.json",
-                       ".gnupg", "keychain", ".config/gcloud", ".env", "authorized_keys")
+_CREDENTIAL_ANCHORS = CREDENTIAL_ANCHORS
 #: For each feature, literals one of which every match contains (in the lower-cased text). A
 #: feature whose literals are all absent is not run: same evidence, a fraction of the cost. A
 #: feature without an entry always runs. tests/test_scorer.py checks that these never change
@@ -337,7 +336,10 @@ _WRITTEN_ANCHORS: dict[str, tuple[str, ...]] = {
                          "忘记", "忘掉"),
 }
 
-#: Every feature the scorer weighs: the ones above and the concepts of
-#: :mod:`memhost.security.concepts`.
-FEATURES: tuple[Feature, ...] = _WRITTEN + concepts.FEATURES
-ANCHORS: dict[str, tuple[str, ...]] = {**_WRITTEN_ANCHORS, **concepts.ANCHORS}
+#: Every feature the scorer weighs: the ones above, the concepts of
+#: :mod:`memhost.security.concepts`, the mechanisms of :mod:`memhost.security.mechanisms` and the
+#: concepts in other languages of :mod:`memhost.security.concepts_i18n`.
+FEATURES: tuple[Feature, ...] = (_WRITTEN + concepts.FEATURES + mechanisms.FEATURES
+                                 + concepts_i18n.FEATURES)
+ANCHORS: dict[str, tuple[str, ...]] = {**_WRITTEN_ANCHORS, **concepts.ANCHORS, **mechanisms.ANCHORS,
+                                       **concepts_i18n.ANCHORS}

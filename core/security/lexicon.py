@@ -65,6 +65,10 @@ CREDENTIAL_PATH = (
     r"|\bauthorized_keys\b|(?:~|\$HOME|\$\{HOME\})/\.ssh\b(?!/(?:config|known_hosts)\b)"
     r"|(?:\.memhost|MEMHOST_HOME\}?)/\.env\b"
     rf"|{ENV_FILE})")
+#: Literals one of which every :data:`CREDENTIAL_PATH` match holds.
+CREDENTIAL_ANCHORS = (".aws/", ".ssh", "id_", ".netrc", ".pgpass", ".git-credentials", ".docker/",
+                      "/etc/shadow", ".kube/config", ".npmrc", ".pypirc", "credentials.json",
+                      ".gnupg", "keychain", ".config/gcloud", ".env", "authorized_keys")
 SECRET_ASK = (r"(?:one[\s-]?time\s+(?:pass)?codes?|\botps?\b|\b2fa\b|\bmfa\b\s+codes?"
               r"|verification\s+codes?|auth(?:entication)?\s+codes?|security\s+codes?|passwords?"
               r"|passphrases?|\bpins?\b|recovery\s+(?:codes?|phrases?|keys?)|seed\s+phrases?|\bcvv\b"
@@ -73,7 +77,7 @@ SECRET_ASK = (r"(?:one[\s-]?time\s+(?:pass)?codes?|\botps?\b|\b2fa\b|\bmfa\b\s+c
               r"|(?:four|six|eight|[468])[\s-]+digit\s+(?:codes?|numbers?|pins?)"
               r"|(?:three|four|[34])\s+digits\s+on\s+the\s+back|(?:expiry|expiration)\s+date"
               r"|security\s+questions?|maiden\s+name)")
-INSTRUCTIONS = (r"(?:instruct\w*|rules?|guidelines?|directives?|polic(?:y|ies)|system\s+prompts?"
+INSTRUCTIONS = (r"(?:instruct\w*|guidance|rules?|guidelines?|directives?|polic(?:y|ies)|system\s+prompts?"
                 r"|prompts?|orders|constraints|requests|safeguards|guardrails|programming)")
 
 

@@ -8,7 +8,11 @@
   confusables data (the ``confusable-homoglyphs`` package) rather than a hand-written list;
 * ``hidden``: what Unicode tag characters (U+E0020–E007E) spell, an invisible copy of ASCII;
 * ``leet``: digits and symbols inside words read as the letters they stand for;
-* ``decoded``: base64 and hex runs, decoded and read again.
+* ``decoded``: base64 and hex runs, decoded and read again;
+* ``shifted``: a text in rot13 or another Caesar shift, shifted back
+  (:mod:`memhost.security.ciphers`);
+* ``native``: for text in other scripts, the words as written, without folding confusables
+  (folding would turn a Russian word into Latin look-alikes); it counts as plain text.
 
 A view other than ``text`` that scores adds :data:`~memhost.security.features.OBFUSCATION_WEIGHT`:
 hiding an instruction is evidence on its own. :meth:`Assessment.outcome` turns the score into
@@ -29,7 +33,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
-from memhost.security import confusables, features
+from memhost.security import ciphers, confusables, features
 from memhost.security import masking, redact
 from memhost.security.text import strip_invisible
 
@@ -110,6 +114,11 @@ def clean(text: str) -> str:
 def _views(text: str) -> list[tuple[str, str]]:
     views = [("text", clean(text))]
     if not text.isascii():
+        # Folding confusables turns a Russian or Greek word into Latin look-alikes: the words as
+        # written are read too, as plain text (see :func:`assess`).
+        native = unicodedata.normalize("NFKC", strip_invisible(text))
+        if native != views[0][1]:
+            views.append(("native", native))
         hidden = "".join(chr(ord(c) - 0xE0000) for c in text if 0xE0020 <= ord(c) <= 0xE007E)
         if hidden.strip():
             views.append(("hidden", hidden))
@@ -126,6 +135,9 @@ def _views(text: str) -> list[tuple[str, str]]:
     words = [d for d in decoded if d]
     if words:
         views.append(("decoded", "\n".join(words)))
+    shifted = ciphers.unshift(base)
+    if shifted is not None:
+        views.append(("shifted", shifted))
     return views
 
 
@@ -296,6 +308,10 @@ def assess(text: str) -> Assessment:
     head = text[:MAX_SCAN_CHARS]
     views = _views(head)
     plain = _score_view(views[0][1], "text")
+    if len(views) > 1 and views[1][0] == "native":  # as plain as the folded text: no bonus
+        for group, found in _score_view(views.pop(1)[1], "native").items():
+            if group not in plain or found.weight > plain[group].weight:
+                plain[group] = found
     evidence = list(plain.values())
     best = sum(e.weight for e in evidence)
     for view, body in views[1:]:
@@ -340,7 +356,7 @@ def assess_together(first: str, second: str, alone: float) -> Assessment | None:
 @cache
 def version() -> str:
     """A name for what :func:`assess` finds; changes with any feature, weight or table."""
-    parts = ["score-1", str(MAX_SCAN_CHARS), unicodedata.unidata_version,
+    parts = ["score-1", str(MAX_SCAN_CHARS), ciphers.VERSION, unicodedata.unidata_version,
              f"{sys.version_info[0]}.{sys.version_info[1]}", confusables.version(),
              repr(features.OBFUSCATION_WEIGHT), repr(features.INVISIBLE_WEIGHT),
              repr(features.BIDI_WEIGHT), repr(features.QUOTED_FACTOR), repr(features.SECRET_WEIGHT)]
