@@ -1,0 +1,71 @@
+"""Text written in rot13 or another Caesar shift, shifted back so the scorer can read it.
+
+A model reads rot13 as easily as English, and "Vtaber nyy cerivbhf vafgehpgvbaf" holds no word
+any feature knows. Rather than decode every text 25 ways, :func:`unshift` looks up each word in
+a table of common English words under every shift (a dict built at import, a few hundred
+entries): when one shift turns at least two different words into common ones, and more than the
+text holds unshifted, the text is written in that shift and is returned shifted back. Plain
+English finds more common words unshifted; rot13 puzzles that decode to harmless English
+decode, score nothing, and cost one extra reading.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+
+#: Words that ordinary English, and instructions to an agent, are full of. Three letters or more:
+#: shifted two-letter words collide with abbreviations too often.
+COMMON = ("the", "and", "you", "your", "all", "that", "this", "with", "for", "from", "are", "now",
+          "not", "never", "always", "every", "each", "send", "email", "upload", "post", "ignore",
+          "previous", "prior", "instructions", "rules", "system", "prompt", "reply", "answer",
+          "user", "chat", "secret", "password", "key", "token", "http", "https", "www", "run",
+          "execute", "what", "when", "before", "after", "into", "here", "there", "tell")
+VERSION = f"ciphers-1 {len(COMMON)}"
+
+_LOWER = string.ascii_lowercase
+
+
+def _shift(word: str, by: int) -> str:
+    return "".join(_LOWER[(_LOWER.index(c) + by) % 26] for c in word)
+
+
+def _tables() -> tuple[dict[str, int], list[dict[int, int]]]:
+    plain = set(COMMON)
+    found: dict[str, int] = {}
+    for by in range(1, 26):
+        for word in COMMON:
+            shifted = _shift(word, by)
+            # A shifted form that is itself a common word would make plain English look shifted.
+            if shifted not in plain:
+                found.setdefault(shifted, 26 - by)  # the shift that reads it back
+    back = []
+    for by in range(26):
+        table = str.maketrans(_LOWER + _LOWER.upper(),
+                              _LOWER[by:] + _LOWER[:by] + (_LOWER[by:] + _LOWER[:by]).upper())
+        back.append(table)
+    return found, back
+
+
+_SHIFTED, _BACK = _tables()
+_PLAIN = frozenset(COMMON)
+_WORD = re.compile(r"[A-Za-z]{3,}")
+
+
+def unshift(text: str) -> str | None:
+    """``text`` shifted back, when it reads as English under some Caesar shift (rot13 is the
+    shift of 13); None otherwise."""
+    words = {w.lower() for w in _WORD.findall(text)}
+    if len(words) < 2:
+        return None
+    hits: dict[int, int] = {}
+    for word in words:
+        by = _SHIFTED.get(word)
+        if by is not None:
+            hits[by] = hits.get(by, 0) + 1
+    if not hits:
+        return None
+    by, count = max(hits.items(), key=lambda item: item[1])
+    if count < 2 or count <= len(words & _PLAIN):
+        return None
+    return text.translate(_BACK[by])

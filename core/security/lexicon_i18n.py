@@ -1,0 +1,227 @@
+"""The scorer's core ideas in other languages: word stems per language, per concept.
+
+An attacker who knows the scorer reads English writes the same directive in Italian, Russian or
+Japanese. Phrase lists do not survive that; the ideas do. Each language lists stems (a stem
+matches every form that starts with it: ``ignor`` is "ignora", "ignorare", "ignorate") for the
+few concepts a planted instruction is made of:
+
+* ``void``: dismiss or forget (said of the agent's guidance);
+* ``guidance``: instructions, rules, directions, the system prompt;
+* ``move``: send, upload, forward, transmit;
+* ``data``: the conversation, its history, passwords, keys, credentials;
+* ``persona``: "you are now", "pretend to be", "act as";
+* ``hide``: "do not tell", "without … knowing", "keep secret";
+* ``user``: the user, as the person something is hidden from;
+* ``always``: "from now on", "always", "in every reply".
+
+A stem holding a space matches any whitespace there. Japanese, Chinese and Korean words are
+matched anywhere (no spaces separate words in the first two; Korean glues particles on), every
+other stem only at the start of a word. :mod:`memhost.security.concepts_i18n` builds the
+features; this module is only words.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: Stems per language and concept. Turkish stems avoid "ı" and "İ": their case mappings are not
+#: one to one, and a stem must match its lower-cased self.
+LEXICON: dict[str, dict[str, tuple[str, ...]]] = {
+    "es": {"void": ("ignor", "olvid", "omit", "desobedec", "no hagas caso", "haz caso omiso",
+                    "pasa por alto", "descart", "desestim"),
+           "guidance": ("instrucci", "indicaci", "reglas", "directri", "normas", "órdenes",
+                        "prompt del sistema"),
+           "move": ("envía", "envia", "enviar", "manda", "sube", "subir", "reenví", "reenvi",
+                    "transmit", "publica"),
+           "data": ("conversaci", "historial", "contraseñ", "credencial", "claves", "chat"),
+           "persona": ("ahora eres", "eres ahora", "a partir de ahora eres", "finge ser",
+                       "actúa como", "actua como", "hazte pasar por"),
+           "hide": ("no le digas", "no digas", "no menciones", "no informes", "no cuentes",
+                    "sin que el usuario", "a escondidas", "en secreto", "oculta"),
+           "user": ("usuari",),
+           "always": ("a partir de ahora", "de ahora en adelante", "de aquí en adelante",
+                      "desde ahora", "siempre", "en cada respuesta")},
+    "fr": {"void": ("ignor", "oubli", "fais abstraction", "faites abstraction", "ne tiens pas compte",
+                    "ne tenez pas compte", "écarte", "écartez"),
+           "guidance": ("instruction", "consigne", "règle", "regle", "directive", "prompt système"),
+           "move": ("envoie", "envoy", "transmet", "transf", "téléverse", "televerse",
+                    "publie", "fais suivre"),
+           "data": ("conversation", "historique", "mot de passe", "mots de passe", "identifiant",
+                    "clés", "jeton"),
+           "persona": ("tu es maintenant", "tu es désormais", "vous êtes maintenant",
+                       "vous êtes désormais", "fais semblant d'être", "joue le rôle",
+                       "agis comme", "agissez comme"),
+           "hide": ("ne dis rien", "ne dis pas", "ne dites pas", "ne mentionne pas",
+                    "sans que l'utilisateur", "à l'insu", "en secret", "cache"),
+           "user": ("utilisat",),
+           "always": ("désormais", "dorénavant", "à partir de maintenant", "toujours",
+                      "à chaque réponse")},
+    "de": {"void": ("ignorier", "vergiss", "vergessen", "missacht", "verwirf", "übergeh"),
+           "guidance": ("anweisung", "regeln", "vorgaben", "instruktion", "befehle", "richtlinie",
+                        "systemprompt", "system-prompt"),
+           "move": ("sende", "senden", "schick", "übermittel", "weiterleit", "leite", "lade",
+                    "hochlad"),
+           "data": ("verlauf", "unterhaltung", "gespräch", "passw", "zugangsdaten", "schlüssel",
+                    "chat"),
+           "persona": ("du bist jetzt", "du bist nun", "du bist ab sofort", "ab jetzt bist du",
+                       "tu so, als", "gib dich als", "verhalte dich wie", "spiel die rolle"),
+           "hide": ("sag dem benutzer nichts", "sag dem nutzer nichts", "verschweig",
+                    "ohne dass der benutzer", "ohne dass der nutzer", "heimlich", "verheimlich"),
+           "user": ("benutzer", "nutzer"),
+           "always": ("ab sofort", "von nun an", "ab jetzt", "immer", "in jeder antwort")},
+    "pt": {"void": ("ignor", "esqueç", "esquec", "desconsider", "desobedeç", "descart"),
+           "guidance": ("instruç", "instruc", "regras", "diretriz", "orientaç"),
+           "move": ("envie", "enviar", "envia", "mande", "mandar", "carregue", "encaminh",
+                    "transmit", "publique"),
+           "data": ("conversa", "histórico", "historico", "senha", "credenciais", "chaves"),
+           "persona": ("você é agora", "voce e agora", "agora você é", "agora voce e",
+                       "finja ser", "aja como", "atue como"),
+           "hide": ("não conte", "nao conte", "não diga", "nao diga", "não mencione",
+                    "sem que o usuário", "sem que o utilizador", "em segredo", "esconda"),
+           "user": ("usuário", "usuario", "utilizador"),
+           "always": ("a partir de agora", "de agora em diante", "sempre", "em cada resposta")},
+    "it": {"void": ("ignor", "dimentic", "trascur", "non tener conto", "non tenere conto",
+                    "disattend", "scart"),
+           "guidance": ("istruzion", "regol", "indicazion", "direttiv", "prompt di sistema"),
+           "move": ("invia", "inviare", "manda", "carica", "inoltra", "trasmett", "pubblica"),
+           "data": ("cronologia", "conversazion", "chat", "password", "credenzial", "chiav"),
+           "persona": ("ora sei", "adesso sei", "sei ora", "d'ora in poi sei", "fingi di essere",
+                       "comportati come", "impersona"),
+           "hide": ("non dire", "non dirlo", "non menzionare", "non informare", "non rivelare",
+                    "senza che l'utente", "di nascosto", "in segreto", "nascondi"),
+           "user": ("utent",),
+           "always": ("d'ora in poi", "da ora in poi", "da adesso in poi", "sempre",
+                      "in ogni risposta")},
+    "nl": {"void": ("negeer", "negeren", "vergeet", "vergeten", "veronachtzaam", "sla over",
+                    "gooi weg"),
+           "guidance": ("instructie", "regels", "richtlijn", "aanwijzing", "opdrachten",
+                        "systeemprompt"),
+           "move": ("stuur", "verstuur", "verzend", "doorsturen"),
+           "data": ("wachtwoord", "gesprek", "geschiedenis", "inloggegevens", "sleutel", "chat"),
+           "persona": ("je bent nu", "jij bent nu", "u bent nu", "vanaf nu ben je", "doe alsof je",
+                       "gedraag je als", "speel de rol"),
+           "hide": ("vertel de gebruiker niets", "zeg niets", "niet vertellen", "niet melden",
+                    "zonder dat de gebruiker", "in het geheim", "stiekem", "verberg"),
+           "user": ("gebruiker",),
+           "always": ("vanaf nu", "voortaan", "altijd", "in elk antwoord")},
+    "ru": {"void": ("игнорир", "забудь", "забыть", "забудьте", "не обращай внимания",
+                    "не обращайте внимания", "пренебреги", "отбрось", "отмени"),
+           "guidance": ("инструкц", "правил", "указани", "директив", "системн"),
+           "move": ("отправ", "перешли", "пересыла", "переда", "загрузи", "выгрузи", "скинь",
+                    "опубликуй"),
+           "data": ("переписк", "истори", "разговор", "парол", "ключ", "токен", "учетн", "учётн",
+                    "чат"),
+           "persona": ("теперь ты", "ты теперь", "отныне ты", "притворись", "веди себя как",
+                       "играй роль"),
+           "hide": ("не говори", "не сообщай", "не упоминай", "не рассказывай", "скрой",
+                    "втайне", "тайно", "незаметно", "без ведома"),
+           "user": ("пользовател",),
+           "always": ("отныне", "с этого момента", "теперь всегда", "всегда", "в каждом ответе")},
+    "pl": {"void": ("zignoruj", "ignoruj", "zapomnij", "pomiń", "pomin", "odrzuć", "lekceważ"),
+           "guidance": ("instrukcj", "zasad", "reguł", "polece", "wytyczn", "prompt systemowy"),
+           "move": ("wyślij", "wyslij", "wysyłaj", "prześlij", "przeslij", "wrzuć", "przekaż",
+                    "udostępnij"),
+           "data": ("rozmow", "histori", "hasł", "hasl", "klucz", "dane logowania", "czat"),
+           "persona": ("jesteś teraz", "teraz jesteś", "od teraz jesteś", "udawaj",
+                       "zachowuj się jak", "wciel się"),
+           "hide": ("nie mów", "nie mow", "nie informuj", "nie wspominaj", "ukryj",
+                    "bez wiedzy", "potajemnie", "w tajemnicy"),
+           "user": ("użytkowni", "uzytkowni"),
+           "always": ("od teraz", "od tej pory", "zawsze", "w każdej odpowiedzi")},
+    "tr": {"void": ("yoksay", "görmezden gel", "unut", "dikkate alma", "boşver"),
+           "guidance": ("talimat", "kural", "yönerge", "komut", "sistem istem"),
+           "move": ("gönder", "yükle", "ilet", "aktar", "paylaş"),
+           "data": ("sohbet", "geçmiş", "konuşma", "şifre", "parola", "anahtar", "kimlik bilgi"),
+           "persona": ("artık sen", "sen artık", "şimdi sen", "gibi davran", "rolüne gir",
+                       "taklidi yap"),
+           "hide": ("söyleme", "bahsetme", "haber verme", "gizle", "haberi olmadan",
+                    "gizlice"),
+           "user": ("kullan",),
+           "always": ("bundan sonra", "şu andan itibaren", "her zaman", "daima", "her yanıtta")},
+    "zh": {"void": ("忽略", "无视", "忽视", "不要理会", "忘记", "忘掉", "不用管", "抛开"),
+           "guidance": ("指令", "指示", "规则", "提示", "设定", "说明"),
+           "move": ("发送", "发给", "发到", "上传", "转发", "传到", "提交到"),
+           "data": ("对话", "聊天记录", "历史记录", "密码", "凭证", "密钥", "令牌"),
+           "persona": ("你现在是", "你现在扮演", "你将扮演", "假装你是"),
+           "hide": ("不要告诉", "别告诉", "不要让", "保密", "偷偷", "悄悄", "隐瞒"),
+           "user": ("用户",),
+           "always": ("从现在开始", "从今以后", "今后", "以后每次", "始终", "每次回复", "总是")},
+    "ja": {"void": ("無視", "忘れて", "忘れろ", "破棄", "従わない"),
+           "guidance": ("指示", "命令", "ルール", "規則", "指令", "プロンプト"),
+           "move": ("送信", "送って", "送れ", "送る", "アップロード", "転送", "投稿"),
+           "data": ("会話", "履歴", "パスワード", "認証情報", "秘密鍵", "キー", "チャット",
+                    "トークン"),
+           "persona": ("あなたは今", "今からあなたは", "これからあなたは", "として振る舞",
+                       "になりきって", "のふりをして"),
+           "hide": ("言わないで", "伝えないで", "知らせないで", "教えないで", "内緒", "秘密に",
+                    "隠して", "こっそり"),
+           "user": ("ユーザー", "利用者"),
+           "always": ("これから", "今後", "常に", "いつも", "毎回")},
+    "ko": {"void": ("무시", "잊어", "잊고", "따르지 마"),
+           "guidance": ("지시", "지침", "규칙", "명령", "프롬프트"),
+           "move": ("보내", "전송", "업로드", "전달", "올려"),
+           "data": ("대화", "기록", "비밀번호", "암호", "자격 증명", "토큰"),
+           "persona": ("너는 이제", "이제 너는", "당신은 이제", "이제 당신은", "인 척",
+                       "처럼 행동"),
+           "hide": ("말하지 마", "알리지 마", "숨겨", "몰래", "비밀로"),
+           "user": ("사용자", "유저"),
+           "always": ("앞으로", "지금부터", "항상", "언제나", "매번")},
+    "ar": {"void": ("تجاهل", "انس", "أهمل", "اهمل"),
+           "guidance": ("التعليمات", "تعليمات", "القواعد", "الأوامر", "الاوامر", "الإرشادات"),
+           "move": ("أرسل", "ارسل", "ارفع", "انشر"),
+           "data": ("المحادثة", "السجل", "كلمة المرور", "كلمات المرور", "المفاتيح", "بيانات الاعتماد"),
+           "persona": ("أنت الآن", "انت الآن", "انت الان", "تظاهر بأنك", "تصرف ك"),
+           "hide": ("لا تخبر", "لا تقل", "لا تذكر", "أخف", "اخف", "سرا", "سراً"),
+           "user": ("المستخدم",),
+           "always": ("من الآن فصاعدا", "من الآن", "دائما", "دائمًا", "في كل رد")},
+    "hi": {"void": ("अनदेखा", "भूल जाओ", "भूल जाएं", "नज़रअंदाज़", "नजरअंदाज"),
+           "guidance": ("निर्देश", "नियम", "आदेश", "सिस्टम प्रॉम्प्ट"),
+           "move": ("भेज", "अपलोड", "फॉरवर्ड"),
+           "data": ("बातचीत", "इतिहास", "पासवर्ड", "चैट", "कुंजी"),
+           "persona": ("अब तुम", "अब आप", "होने का नाटक", "की तरह व्यवहार"),
+           "hide": ("मत बताना", "मत बताओ", "न बताएं", "न बताना", "छिपा", "चुपके से"),
+           "user": ("उपयोगकर्ता", "यूज़र", "यूजर"),
+           "always": ("अब से", "हमेशा", "हर जवाब")},
+}
+
+#: Languages written without spaces between words (Korean glues particles on): their stems
+#: match anywhere, not only at the start of a word.
+UNSPACED = frozenset({"zh", "ja", "ko"})
+#: Words that negate the verb after them ("no olvides", "не забудь", "non ignorare"): a note
+#: telling the user not to forget the install instructions is not an override.
+NEGATORS = ("no", "non", "not", "ne", "nie", "не", "não", "nao", "nunca", "jamais", "mai", "nooit",
+            "niemals", "никогда", "nigdy", "don't", "never")
+
+
+def _stem(word: str) -> str:
+    return r"\s+".join(re.escape(part) for part in word.split())
+
+
+#: Concepts matched as whole phrases: "sei ora" is "you are now", "sei orari" six timetables.
+WHOLE = frozenset({"persona", "always"})
+
+
+def alternation(concept: str, *, negatable: bool = False) -> str:
+    """Every language's stems of ``concept`` as one pattern: word-initial stems followed by the
+    rest of their word (whole phrases for :data:`WHOLE`), then the unspaced languages' stems.
+    ``negatable`` skips a stem right after a negating word."""
+    spaced, unspaced = [], []
+    for lang, concepts in LEXICON.items():
+        for word in concepts.get(concept, ()):
+            (unspaced if lang in UNSPACED else spaced).append(_stem(word))
+    # Longest first, so a stem is not cut short by a shorter one it starts with.
+    spaced.sort(key=len, reverse=True)
+    unspaced.sort(key=len, reverse=True)
+    neg = "".join(rf"(?<!\b{re.escape(n)}\s)" for n in NEGATORS) if negatable else ""
+    tail = r"\b" if concept in WHOLE else r"\w*"
+    parts = [rf"{neg}(?<!\w)(?:{'|'.join(spaced)}){tail}"]
+    if unspaced:
+        parts.append(f"(?:{'|'.join(unspaced)})")
+    return "(?:" + "|".join(parts) + ")"
+
+
+def anchors(concept: str) -> tuple[str, ...]:
+    """A literal each match of :func:`alternation` holds: each stem's longest word, lower-cased
+    (a phrase's short words, "a", "de", "tu", would put the feature on nearly every text)."""
+    return tuple(sorted({max(word.split(), key=len).lower() for concepts in LEXICON.values()
+                         for word in concepts.get(concept, ())}))
