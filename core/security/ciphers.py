@@ -48,23 +48,22 @@ def _tables() -> tuple[dict[str, int], list[dict[int, int]]]:
 
 
 _SHIFTED, _BACK = _tables()
+_SHIFTED_WORDS = frozenset(_SHIFTED)
 _PLAIN = frozenset(COMMON)
-_WORD = re.compile(r"[A-Za-z]{3,}")
+_WORD = re.compile(r"[a-z]{3,}")
 
 
 def unshift(text: str) -> str | None:
     """``text`` shifted back, when it reads as English under some Caesar shift (rot13 is the
     shift of 13); None otherwise."""
-    words = {w.lower() for w in _WORD.findall(text)}
-    if len(words) < 2:
+    words = set(_WORD.findall(text.lower()))
+    shifted = words & _SHIFTED_WORDS
+    if len(shifted) < 2:
         return None
     hits: dict[int, int] = {}
-    for word in words:
-        by = _SHIFTED.get(word)
-        if by is not None:
-            hits[by] = hits.get(by, 0) + 1
-    if not hits:
-        return None
+    for word in shifted:
+        by = _SHIFTED[word]
+        hits[by] = hits.get(by, 0) + 1
     by, count = max(hits.items(), key=lambda item: item[1])
     if count < 2 or count <= len(words & _PLAIN):
         return None
