@@ -44,7 +44,8 @@ FEATURES: tuple[Feature, ...] = (
 ANCHORS: dict[str, tuple[str, ...]] = {
     "override_i18n": anchors("void"),
     "identity_i18n": anchors("persona"),
-    "concealment_i18n": anchors("hide"),
+    # The user is named in every match, in rarer words than the hiding ones ("cache", "dis").
+    "concealment_i18n": anchors("user"),
     "persistence_i18n": anchors("always"),
     "exfil_channel_i18n": anchors("move"),
     "exfil_data_i18n": anchors("move"),

@@ -44,7 +44,7 @@ LEXICON: dict[str, dict[str, tuple[str, ...]]] = {
     "fr": {"void": ("ignor", "oubli", "fais abstraction", "faites abstraction", "ne tiens pas compte",
                     "ne tenez pas compte", "écarte", "écartez"),
            "guidance": ("instruction", "consigne", "règle", "regle", "directive", "prompt système"),
-           "move": ("envoie", "envoy", "transmet", "transf", "téléverse", "televerse",
+           "move": ("envoie", "envoy", "transmet", "transfère", "transférer", "téléverse", "televerse",
                     "publie", "fais suivre"),
            "data": ("conversation", "historique", "mot de passe", "mots de passe", "identifiant",
                     "clés", "jeton"),
@@ -64,7 +64,7 @@ LEXICON: dict[str, dict[str, tuple[str, ...]]] = {
            "data": ("verlauf", "unterhaltung", "gespräch", "passw", "zugangsdaten", "schlüssel",
                     "chat"),
            "persona": ("du bist jetzt", "du bist nun", "du bist ab sofort", "ab jetzt bist du",
-                       "tu so, als", "gib dich als", "verhalte dich wie", "spiel die rolle"),
+                       "gib dich als", "verhalte dich wie", "spiel die rolle"),
            "hide": ("sag dem benutzer nichts", "sag dem nutzer nichts", "verschweig",
                     "ohne dass der benutzer", "ohne dass der nutzer", "heimlich", "verheimlich"),
            "user": ("benutzer", "nutzer"),
@@ -85,15 +85,14 @@ LEXICON: dict[str, dict[str, tuple[str, ...]]] = {
            "guidance": ("istruzion", "regol", "indicazion", "direttiv", "prompt di sistema"),
            "move": ("invia", "inviare", "manda", "carica", "inoltra", "trasmett", "pubblica"),
            "data": ("cronologia", "conversazion", "chat", "password", "credenzial", "chiav"),
-           "persona": ("ora sei", "adesso sei", "sei ora", "d'ora in poi sei", "fingi di essere",
+           "persona": ("ora sei", "adesso sei", "d'ora in poi sei", "fingi di essere",
                        "comportati come", "impersona"),
            "hide": ("non dire", "non dirlo", "non menzionare", "non informare", "non rivelare",
                     "senza che l'utente", "di nascosto", "in segreto", "nascondi"),
            "user": ("utent",),
-           "always": ("d'ora in poi", "da ora in poi", "da adesso in poi", "sempre",
+           "always": ("d'ora in poi", "da adesso in poi", "sempre",
                       "in ogni risposta")},
-    "nl": {"void": ("negeer", "negeren", "vergeet", "vergeten", "veronachtzaam", "sla over",
-                    "gooi weg"),
+    "nl": {"void": ("negeer", "negeren", "vergeet", "vergeten", "veronachtzaam", "gooi weg"),
            "guidance": ("instructie", "regels", "richtlijn", "aanwijzing", "opdrachten",
                         "systeemprompt"),
            "move": ("stuur", "verstuur", "verzend", "doorsturen"),
@@ -221,7 +220,8 @@ def alternation(concept: str, *, negatable: bool = False) -> str:
 
 
 def anchors(concept: str) -> tuple[str, ...]:
-    """A literal each match of :func:`alternation` holds: each stem's longest word, lower-cased
-    (a phrase's short words, "a", "de", "tu", would put the feature on nearly every text)."""
-    return tuple(sorted({max(word.split(), key=len).lower() for concepts in LEXICON.values()
-                         for word in concepts.get(concept, ())}))
+    """A literal each match of :func:`alternation` holds: each stem's longest word, lower-cased,
+    the later of two as long (a phrase's short words, "a", "de", "tu", are in nearly every text,
+    and would run the feature on it)."""
+    return tuple(sorted({max(reversed(word.split()), key=len).lower()
+                         for concepts in LEXICON.values() for word in concepts.get(concept, ())}))

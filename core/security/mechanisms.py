@@ -163,7 +163,7 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "frame_tag": ("<",),
     "role_line_other": (":",),
     "role_object": ("type", "role"),
-    "frame_over": ("memory", "snapshot", "note", "context", "profile", "user", "data", "document",
+    "frame_over": ("over", "closed", "finished", "ended", "ends", "terminated", "complete",
                    "instruction", "rules", "prompt"),
     "top_priority": ("priority",),
     "credential_recite": CREDENTIAL_ANCHORS,
@@ -171,6 +171,5 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "set_aside": ("aside", "side", "hold", "behind"),
     "elevated_identity": ("you",),
     "no_confirm": ("ask",),
-    "exfil_turns": ("gist", "hook", "paste", ":", "@", "webhook", "pastebin", "bucket", "discord",
-                    "telegram"),
+    "exfil_turns": ("prompt", "message", "question", "input", "quer", "answer", "repl", "respons"),
 }
