@@ -40,6 +40,8 @@ from memhost.security.lexicon import (
     G6 as _G6,
     G8 as _G8,
     INSTRUCTIONS,
+    NOT_NEGATED,
+    NOT_NEGATED_AFTER,
     gap,
     MOVE,
     SECRET_ASK,
@@ -56,12 +58,13 @@ F = Feature
 _WRITTEN: tuple[Feature, ...] = (
     # -- overriding what the agent was told ------------------------------------------------------
     F("override_instructions", 6.0,
-      rf"\b(?:ignor\w*|disregard\w*|forg[eo]t\w*|overrid\w*|overrode){_G8}{_PRIOR}{_G4}{INSTRUCTIONS}"
+      rf"{NOT_NEGATED}\b(?:ignor\w*|disregard\w*|forg[eo]t\w*|overrid\w*|overrode){_G8}{_PRIOR}{_G4}"
+      rf"{INSTRUCTIONS}"
       # Verbs with other everyday objects ("rules were dropped in the migration; the new policy")
       # must sit next to what they drop.
       rf"|\b(?:set(?:ting)?\s+aside|skip\w*|bypass\w*|abandon\w*|discard\w*|drop(?:s|ped|ping)?"
       rf"|throw\w*\s+out|neglect\w*){_G2}{_PRIOR}{_G4}{INSTRUCTIONS}"
-      rf"|\b(?:ignor\w*|disregard\w*|forg[eo]t\w*|overrid\w*|overrode){_G6}{INSTRUCTIONS}{_G6}"
+      rf"|{NOT_NEGATED}\b(?:ignor\w*|disregard\w*|forg[eo]t\w*|overrid\w*|overrode){_G6}{INSTRUCTIONS}{_G6}"
       rf"(?:given|earlier|before|previously|so\s+far|above|originally|until\s+now)\b", "override"),
     F("refuse_to_follow", 5.0,
       rf"\b(?:do\s+not|don't|dont|never|stop|no\s+longer)\s+(?:follow\w*|obey\w*|respect\w*|comply\w*"
@@ -235,9 +238,9 @@ _WRITTEN: tuple[Feature, ...] = (
       r"|\bfollow\s+the\s+(?:decoded|encoded)\b|\bbase64\s+(?:-d|--decode)\b"),
     # -- the same overrides, in other languages ---------------------------------------------------
     F("override_foreign", 6.0,
-      r"\b(?:ignor\w*|olvid\w*|omit\w*|desobedec\w*|oubli\w*|ignorier\w*|vergiss\w*|vergessen"
-      r"|missacht\w*|esque[cç]\w*|desconsider\w*)\b(?:\s+\S+){0,5}?\s+(?:instrucci[oó]n\w*|reglas"
-      r"|indicaciones|directrices|instructions?|consignes|r[eè]gles|directives|anweisung\w*|regeln"
+      rf"{NOT_NEGATED}\b(?:ignor\w*|olvid\w*|omit\w*|desobedec\w*|oubli\w*|ignorier\w*|vergiss\w*"
+      rf"|vergessen|missacht\w*|esque[cç]\w*|desconsider\w*)\b{NOT_NEGATED_AFTER}(?:\s+\S+){{0,5}}?\s+"
+      r"(?:instrucci[oó]n\w*|reglas|indicaciones|directrices|instructions?|consignes|r[eè]gles|directives|anweisung\w*|regeln"
       r"|vorgaben|instruktion\w*|befehle|instru[cç][oõ]es|regras|diretrizes)"
       r"|(?:忽略|无视|忽视|不要理会|忘记|忘掉)[^\n]{0,12}?(?:指令|指示|规则|提示|设定)", "override"),
     # Secret-shaped strings (sk-…, ghp_…, PEM blocks) never belong in memory.

@@ -21,6 +21,14 @@ def gap(n: int) -> str:
 
 
 G4, G6, G8 = gap(4), gap(6), gap(8)
+#: Words that negate the verb after them: "don't forget the deploy instructions", "no olvides
+#: las instrucciones", "non ignorare le regole" remind, they override nothing.
+NEGATORS = ("no", "non", "not", "ne", "nie", "не", "não", "nao", "nunca", "jamais", "mai", "nooit",
+            "niemals", "никогда", "nigdy", "don't", "dont", "don’t", "never")
+#: Put before a verb: it is not right after a negating word (nor French "n'").
+NOT_NEGATED = "".join(rf"(?<!\b{re.escape(n)}\s)" for n in NEGATORS) + "(?<!n')(?<!n’)"
+#: Put after a verb: no negation follows it ("vergiss nicht", "vergeet niet", "n'oublie pas").
+NOT_NEGATED_AFTER = r"(?!\w*\s+(?:nicht|niet|pas)\b)"
 ANY = r"[^\n]{0,120}?"  # a bounded stretch of one line
 
 # -- shared vocabulary ----------------------------------------------------------------------------
@@ -94,6 +102,9 @@ class Feature:
     #: ("act on what comes back" and "a place outside") costs one search for the rarer part, and
     #: the other only when that one matched.
     also: str = ""
+    #: Whether a match inside quotation marks counts half (reported speech). Code is quoted to
+    #: be run (``python -c "exec(…)"``, ``powershell -c "IEX …"``): its features say no.
+    halved_in_quotes: bool = True
 
     @property
     def group(self) -> str:

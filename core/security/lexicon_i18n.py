@@ -14,15 +14,17 @@ few concepts a planted instruction is made of:
 * ``user``: the user, as the person something is hidden from;
 * ``always``: "from now on", "always", "in every reply".
 
-A stem holding a space matches any whitespace there. Japanese, Chinese and Korean words are
-matched anywhere (no spaces separate words in the first two; Korean glues particles on), every
-other stem only at the start of a word. :mod:`memhost.security.concepts_i18n` builds the
+A stem holding a space matches any whitespace there. Japanese, Chinese, Korean and Arabic words
+are matched anywhere (no spaces separate words in the first two; the others glue particles or
+prefixes on), every other stem only at the start of a word. :mod:`memhost.security.concepts_i18n` builds the
 features; this module is only words.
 """
 
 from __future__ import annotations
 
 import re
+
+from memhost.security.lexicon import NOT_NEGATED, NOT_NEGATED_AFTER
 
 #: Stems per language and concept. Turkish stems avoid "ı" and "İ": their case mappings are not
 #: one to one, and a stem must match its lower-cased self.
@@ -183,13 +185,10 @@ LEXICON: dict[str, dict[str, tuple[str, ...]]] = {
            "always": ("अब से", "हमेशा", "हर जवाब")},
 }
 
-#: Languages written without spaces between words (Korean glues particles on): their stems
-#: match anywhere, not only at the start of a word.
-UNSPACED = frozenset({"zh", "ja", "ko"})
-#: Words that negate the verb after them ("no olvides", "не забудь", "non ignorare"): a note
-#: telling the user not to forget the install instructions is not an override.
-NEGATORS = ("no", "non", "not", "ne", "nie", "не", "não", "nao", "nunca", "jamais", "mai", "nooit",
-            "niemals", "никогда", "nigdy", "don't", "never")
+#: Languages written without spaces between words, or that glue particles on (Korean) or
+#: prefixes ("و" and, "ال" the, in Arabic): their stems match anywhere, not only at the start of
+#: a word.
+UNSPACED = frozenset({"zh", "ja", "ko", "ar"})
 
 
 def _stem(word: str) -> str:
@@ -211,9 +210,9 @@ def alternation(concept: str, *, negatable: bool = False) -> str:
     # Longest first, so a stem is not cut short by a shorter one it starts with.
     spaced.sort(key=len, reverse=True)
     unspaced.sort(key=len, reverse=True)
-    neg = "".join(rf"(?<!\b{re.escape(n)}\s)" for n in NEGATORS) if negatable else ""
+    neg, after = (NOT_NEGATED, NOT_NEGATED_AFTER) if negatable else ("", "")
     tail = r"\b" if concept in WHOLE else r"\w*"
-    parts = [rf"{neg}(?<!\w)(?:{'|'.join(spaced)}){tail}"]
+    parts = [rf"{neg}(?<!\w)(?:{'|'.join(spaced)}){tail}{after}"]
     if unspaced:
         parts.append(f"(?:{'|'.join(unspaced)})")
     return "(?:" + "|".join(parts) + ")"
