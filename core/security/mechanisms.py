@@ -62,17 +62,18 @@ FEATURES: tuple[Feature, ...] = (
       rf"\b(?:exec|eval|Function|compile|execfile)\s*\([^\n]{{0,160}}?{_FETCH_CALL}[^\n]{{0,160}}?://"
       rf"|\b(?:iex|invoke-expression)\b[^\S\n]*\(?[^\n]{{0,160}}?{_FETCH_CALL}[^\n]{{0,160}}?://"
       r"|\beval\s+[\"']?\$\(\s*(?:curl|wget)\b[^\n]{0,160}?(?:://|\b[\w-]+\.[a-z]{2,}\b)"
-      r"|\b(?:source|\.|python[\d.]*|perl|ruby|node|php)\s+<\(\s*(?:curl|wget)\b", "download_execute"),
+      r"|\b(?:source|\.|python[\d.]*|perl|ruby|node|php)\s+<\(\s*(?:curl|wget)\b", "download_execute",
+      halved_in_quotes=False),
     F("download_then_run", 5.0,
       rf"\b(?:curl|wget|iwr|invoke-webrequest|aria2c|fetch)\b(?=[^\n]{{0,200}}?{_SOURCE})[^\n]{{0,200}}?"
       rf"{_OUT}[^\n]{{0,200}}?(?:&&|;|\n|\|\|)\s*(?:(?:sudo\s+)?(?:chmod\s+\S+\s+\S+\s*(?:&&|;)\s*)?"
       r"(?:sudo\s+)?(?:(?:ba|z|da|k)?sh|python[\d.]*|perl|ruby|node|php|source|\.|start-process"
       r"|powershell|pwsh|iex|&)?\s*)['\"]?(?:\./)?(?P=file)\b(?![.\w]*\s+-?-(?:sha|verify|check))",
-      "download_execute"),
+      "download_execute", halved_in_quotes=False),
     F("lolbin_fetch", 5.0,
       r"\bmshta(?:\.exe)?\s+['\"]?(?:https?|vbscript|javascript):|\bcertutil(?:\.exe)?\b[^\n]{0,60}?"
       r"-urlcache\b|\bregsvr32\b[^\n]{0,60}?/i:\s*https?:|\bbitsadmin\b[^\n]{0,60}?/transfer\b"
-      r"|\brundll32\b[^\n]{0,80}?https?:", "download_execute"),
+      r"|\brundll32\b[^\n]{0,80}?https?:", "download_execute", halved_in_quotes=False),
     F("install_from_url", 3.0,
       r"\b(?:pip[\d.]*|pipx|uv\s+pip|npm|pnpm|yarn|gem|cargo)\s+(?:install|i|add)\b[^\n|;&]{0,120}?"
       rf"(?:(?<![\w+])(?:git\+)?https?://(?!{_INDEXES})[^\s'\"]+|(?:--(?:extra-)?index-url|-i|--registry)"

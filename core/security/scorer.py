@@ -314,7 +314,8 @@ def _score_view(text: str, view: str) -> dict[str, Evidence]:
             also = compiled.also
             if also is not None and also.search(text) is None:
                 break
-            inside = any(a <= match.start() and match.end() <= b for a, b in quoted)
+            inside = feature.halved_in_quotes and any(
+                a <= match.start() and match.end() <= b for a, b in quoted)
             best = max(best, feature.weight * (features.QUOTED_FACTOR if inside else 1.0))
             if best == feature.weight:
                 break
@@ -383,5 +384,6 @@ def version() -> str:
              repr(features.BIDI_WEIGHT), repr(features.QUOTED_FACTOR), repr(features.SECRET_WEIGHT)]
     parts.append(redact.version())
     parts += [f"{fid}\t{','.join(lits)}" for fid, lits in sorted(features.ANCHORS.items())]
-    parts += [f"{f.id}\t{f.weight}\t{int(f.flags)}\t{f.pattern}\t{f.also}" for f in features.FEATURES]
+    parts += [f"{f.id}\t{f.weight}\t{int(f.flags)}\t{f.pattern}\t{f.also}\t{f.halved_in_quotes}"
+              for f in features.FEATURES]
     return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()[:24]
