@@ -28,10 +28,16 @@ from urllib.parse import urlsplit
 from memhost.security.text import strip_invisible
 
 _TAG = (r"<\s*/?\s*memory-context\s*>|<\|[\w-]{1,30}\|>|</?(?:system|assistant|user|tool|tool_call"
-        r"|function_call|instructions?|developer)\s*>|\[/?INST\]|<<\s*/?\s*SYS\s*>>")
+        r"|function_call|instructions?|developer)\s*>|\[/?INST\]|<<\s*/?\s*SYS\s*>>"
+        # Other chat formats' turn tokens (Gemma), and tags named like a prompt's parts.
+        r"|<\s*/?\s*(?:start|end)_of_turn\s*>|<\s*/?\s*[\w-]*(?:system|prompt|instruction|memory"
+        r"|context)[\w-]*\s*>|<\s*/?\s*(?:USER|MEMORY)\.md\s*>")
 _LINE = (
     r"^(?P<lead>[^\S\n]*)(?P<body>(?:#+\s*)?\[?(?:system|assistant|developer|user|human|tool|function"
-    r"|admin(?:istrator)?)(?:[^\S\n]+(?:note|notice|message|update|prompt))?\]?[^\S\n]*:"
+    r"|operator|admin(?:istrator)?)(?:[^\S\n]+(?:note|notice|message|update|prompt))?\]?[^\S\n]*:"
+    # Alpaca-style turn headers: "### Instruction", "### Response".
+    r"|#{2,}[^\S\n]*(?:system|instruction|response|human|assistant|input|user)(?:[^\S\n]+prompt)?"
+    r"[^\S\n]*(?=:|$)"
     r"|[{\[]\s*\{?\s*[\"'](?:role|tool_calls|function_call|name|type)[\"']\s*:|═{3,}"
     r"|(?:MEMORY \(your personal notes\)|USER PROFILE \(who the user is\))"
     r"|(?:=+|-{3,}|\*{3,}|#+)?\s*(?:end|start|begin(?:ning)?)\s+of\s+(?:the\s+)?(?:memory|snapshot"
@@ -41,7 +47,7 @@ _LINK = r"(?<!!)\[(?P<text>[^\]\n]{0,200})\]\(\s*(?P<url>[^)\n]{0,500})\)"
 _FLAGS = re.IGNORECASE | re.MULTILINE
 #: A character or phrase every shape above holds: a text without one needs none of the patterns
 #: (most notes), and a few substring checks are all it costs.
-_MARKS = re.compile("[<\\[{:═]")
+_MARKS = re.compile("[<\\[{:═#]")
 _PHRASE = re.compile(r"(?:end|start|begin(?:ning)?)\s+of\b")
 
 
