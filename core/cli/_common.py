@@ -98,8 +98,9 @@ def store(home_path: Path, args: argparse.Namespace | None = None, *,
 
 
 def print_json(data: Any) -> None:
-    json.dump(data, sys.stdout, ensure_ascii=False, indent=2)
-    sys.stdout.write("\n")
+    # One write of the whole document: the scrubbing stream in front of stdout then sees a
+    # key and its value together (json.dump writes them as separate fragments), and scans once.
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
 
 
 def eprint(message: str) -> None:

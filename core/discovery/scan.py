@@ -26,6 +26,7 @@ import difflib
 import importlib.util
 import logging
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -159,7 +160,34 @@ def _module_dir(module: str) -> Path | None:
     return folder
 
 
+_entrypoint_cache: tuple[tuple[tuple[str, int | None], ...], list[Candidate]] | None = None
+
+
 def _scan_entrypoints() -> list[Candidate]:
+    """The entry-point candidates, read again only when ``sys.path`` or an entry's mtime changed
+    (installing or removing a distribution changes its folder's): reading every distribution's
+    metadata costs ~20 ms, and one command discovers several times (doctor: once a section)."""
+    global _entrypoint_cache
+    key = _import_path_state()
+    cached = _entrypoint_cache
+    if cached is not None and cached[0] == key:
+        return list(cached[1])
+    found = _read_entrypoints()
+    _entrypoint_cache = (key, found)
+    return list(found)
+
+
+def _import_path_state() -> tuple[tuple[str, int | None], ...]:
+    state = []
+    for entry in sys.path:
+        try:
+            state.append((entry, os.stat(entry or ".").st_mtime_ns))
+        except OSError:
+            state.append((entry, None))
+    return tuple(state)
+
+
+def _read_entrypoints() -> list[Candidate]:
     import importlib_metadata
 
     found = []
