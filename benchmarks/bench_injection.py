@@ -14,7 +14,8 @@ An instruction split over two entries is written as two adds into a store of its
 counts by the worse of the two outcomes, then by the snapshot (which reads adjacent entries
 together). Rows: one per attack class and per corpus (the attacks written with the scorer, the
 first held-out set written after it and since used for development, the second held-out set
-written before the scorer's second round and measured, not tuned on, and the payloads of the spikee red-teaming kit when it is
+written before the scorer's second round, measured once on it and used for development since the
+third, and the payloads of the spikee red-teaming kit when it is
 installed: ``pip install memhost[injection-corpus]``), the benign notes (accepted / staged /
 refused), every attack planted by hand in the file (withheld / neutralised / live), the
 scoring cost per entry and the cold snapshot cost (a fresh process, no saved scores).
