@@ -68,7 +68,7 @@ FEATURES: tuple[Feature, ...] = (
       rf"\b(?:curl|wget|iwr|invoke-webrequest|aria2c|fetch)\b(?=[^\n]{{0,200}}?{_SOURCE})[^\n]{{0,200}}?"
       rf"{_OUT}[^\n]{{0,200}}?(?:&&|;|\n|\|\|)\s*(?:(?:sudo\s+)?(?:chmod\s+\S+\s+\S+\s*(?:&&|;)\s*)?"
       r"(?:sudo\s+)?(?:(?:ba|z|da|k)?sh|python[\d.]*|perl|ruby|node|php|source|\.|start-process"
-      r"|powershell|pwsh|iex|&)?\s*)['\"]?(?:\./)?(?P=file)\b(?![.\w]*\s+-?-(?:sha|verify|check))",
+      r"|powershell|pwsh|iex|&)?\s*)['\"]?(?:\.[/\\])?(?P=file)\b(?![.\w]*\s+-?-(?:sha|verify|check))",
       "download_execute", halved_in_quotes=False),
     F("lolbin_fetch", 5.0,
       r"\bmshta(?:\.exe)?\s+['\"]?(?:https?|vbscript|javascript):|\bcertutil(?:\.exe)?\b[^\n]{0,60}?"
