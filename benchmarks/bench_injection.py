@@ -15,9 +15,10 @@ counts by the worse of the two outcomes, then by the snapshot (which reads adjac
 together). Rows: one per attack class and per corpus (the attacks written with the scorer, the
 first held-out set written after it and since used for development, the second held-out set
 written before the scorer's second round, measured once on it and used for development since the
-third, and the payloads of the spikee red-teaming kit when it is
-installed: ``pip install memhost[injection-corpus]``), the benign notes (accepted / staged /
-refused), every attack planted by hand in the file (withheld / neutralised / live), the
+third, the third held-out set written by someone who saw neither the scorer nor the other
+corpora, and the payloads of the spikee red-teaming kit when it is installed:
+``pip install memhost[injection-corpus]``), the benign notes and the held-out benign notes
+written with the third set (accepted / staged / refused), every attack planted by hand in the file (withheld / neutralised / live), the
 scoring cost per entry and the cold snapshot cost (a fresh process, no saved scores).
 """
 
@@ -55,8 +56,8 @@ def load_attacks(name: str) -> list[dict[str, Any]]:
         return [json.loads(line) for line in handle if line.strip()]
 
 
-def load_benign() -> list[str]:
-    lines = (DATA / "benign.txt").read_text(encoding="utf-8").splitlines()
+def load_benign(name: str = "benign.txt") -> list[str]:
+    lines = (DATA / name).read_text(encoding="utf-8").splitlines()
     return [line for line in lines if line.strip()]
 
 
@@ -145,12 +146,12 @@ def _attack_row(label: str, cls: str, counts: Counter[str]) -> Row:
                note=note, extra={"stopped": stopped, **{o: counts[o] for o in OUTCOMES}})
 
 
-def benign_row(root: Path, benign: list[str]) -> Row:
-    trial = Trial(root / "benign")
+def benign_row(root: Path, benign: list[str], label: str = "benign") -> Row:
+    trial = Trial(root / label.replace(" ", "-"))
     counts = Counter(trial.write(text) for text in benign)
     n = len(benign)
     staged = counts["staged"] / n
-    row = Row("injection", "benign", counts["saved"] / n * 100, None, None, "% accepted", n,
+    row = Row("injection", label, counts["saved"] / n * 100, None, None, "% accepted", n,
               note=f"{counts['saved']} accepted, {counts['staged']} staged, {counts['refused']} refused",
               extra={"accepted": counts["saved"], "staged": counts["staged"],
                      "refused": counts["refused"], "staged_share": staged})
@@ -224,12 +225,14 @@ def injection(ctx: Context) -> list[Row]:
     attacks = load_attacks("attacks.jsonl")
     held_out = load_attacks("attacks_heldout.jsonl")
     held_out2 = load_attacks("attacks_heldout2.jsonl")
+    held_out3 = load_attacks("attacks_heldout3.jsonl")
     benign = load_benign()
     rows: list[Row] = []
     with ctx.folder("injection") as root:
         rows += tally(ctx, root / "main", attacks, "attacks")
         rows += tally(ctx, root / "held", held_out, "held-out")
         rows += tally(ctx, root / "held2", held_out2, "held-out 2")
+        rows += tally(ctx, root / "held3", held_out3, "held-out 3")
         public = spikee_payloads()
         if public is None:
             rows.append(unavailable("injection", NOT_INSTALLED, "spikee is not installed "
@@ -238,7 +241,8 @@ def injection(ctx: Context) -> list[Row]:
         else:
             rows += tally(ctx, root / "spikee", public, "spikee")
         rows.append(benign_row(root, benign))
-        rows.append(planted_row(root, attacks + held_out + held_out2))
+        rows.append(benign_row(root, load_benign("benign_heldout.txt"), "benign held-out"))
+        rows.append(planted_row(root, attacks + held_out + held_out2 + held_out3))
         texts = benign + [a["text"] for a in attacks if isinstance(a["text"], str)]
         rows.append(cost_row(ctx, texts))
         rows.append(cold_snapshot_row(ctx, root))
