@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import stat
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,14 +22,12 @@ from memhost.builtin_providers.tool import MemoryTool
 from memhost.config import update_config
 from memhost.review.approval import ApprovalGate, PendingStore, approve, reject
 from memhost.review.background import REVIEW_PROMPT
+from cli_runner import run_memhost
 
-SCRIPT = shutil.which("memhost", path=str(Path(sys.executable).parent))
 
 
 def memhost(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    assert SCRIPT, "the memhost console script is not installed next to this Python"
-    return subprocess.run([SCRIPT, *args], env={**os.environ, "MEMHOST_HOME": str(home)},
-                          capture_output=True, text=True, timeout=120)
+    return run_memhost(args, env={**os.environ, "MEMHOST_HOME": str(home)})
 
 
 def entries(home: Path, target: str = "user") -> list[str]:

@@ -23,6 +23,7 @@ from memhost.cli.chat import BASE_PROMPT, ChatHost
 from memhost.config import update_config
 from memhost.review.background import REVIEW_PROMPT
 from memhost.review.llm import OpenAIChatModel
+from cli_runner import run_memhost
 
 SCRIPT = shutil.which("memhost", path=str(Path(sys.executable).parent))
 REVIEW_MARK = REVIEW_PROMPT[:60]
@@ -43,8 +44,8 @@ def chat(home: Path, server: FakeLLM, stdin: str, *args: str) -> subprocess.Comp
     assert SCRIPT, "the memhost console script is not installed next to this Python"
     env = {**os.environ, "MEMHOST_HOME": str(home)}
     env.pop("MEMHOST_REVIEW_API_KEY", None)
-    return subprocess.run([SCRIPT, "chat", "--base-url", server.url, "--model", "fake-model", *args],
-                          input=stdin, env=env, capture_output=True, text=True, timeout=60)
+    return run_memhost(["chat", "--base-url", server.url, "--model", "fake-model", *args],
+                       input=stdin, env=env, timeout=60)
 
 
 def user_entries(home: Path) -> str:
@@ -140,8 +141,8 @@ def test_a_model_error_is_shown_and_the_chat_goes_on(home: Path, server: FakeLLM
 
 def test_without_a_server_setting_chat_says_what_to_set(home: Path) -> None:
     assert SCRIPT
-    result = subprocess.run([SCRIPT, "chat"], input="", capture_output=True, text=True, timeout=60,
-                            env={**os.environ, "MEMHOST_HOME": str(home)})
+    result = run_memhost(["chat"], input="", timeout=60,
+                         env={**os.environ, "MEMHOST_HOME": str(home)})
     assert result.returncode == 2
     assert "[chat] base_url" in result.stderr and "--base-url" in result.stderr
 
@@ -161,10 +162,9 @@ def test_the_chat_reads_its_own_settings(home: Path, server: FakeLLM) -> None:
     update_config(home, {("chat", "base_url"): server.url, ("chat", "model"): "chat-model",
                          ("chat", "api_key_env"): "MY_CHAT_KEY"})
     server.script(text_reply("Hello from the chat model."), queue="chat")
-    result = subprocess.run([SCRIPT, "chat", "--no-stream"], input="hello\n/quit\n",
-                            capture_output=True, text=True, timeout=60,
-                            env={**os.environ, "MEMHOST_HOME": str(home),
-                                 "MY_CHAT_KEY": "sk-chat-test"})
+    result = run_memhost(["chat", "--no-stream"], input="hello\n/quit\n", timeout=60,
+                         env={**os.environ, "MEMHOST_HOME": str(home),
+                              "MY_CHAT_KEY": "sk-chat-test"})
     assert result.returncode == 0, result.stderr
     assert "Hello from the chat model." in result.stdout and "review off" in result.stdout
     [request] = server.log("chat")
@@ -183,10 +183,9 @@ def test_a_chat_for_one_user_of_the_home(home: Path, server: FakeLLM) -> None:
     server.script(tools_reply(call("memory", {"action": "add", "target": "user",
                                               "content": "User's name is Hana."})),
                   text_reply("Hi Hana."), queue="chat")
-    result = subprocess.run([SCRIPT, "--user", "hana", "chat", "--base-url", server.url,
-                             "--model", "fake-model", "--no-stream", "--session", "hana-1"],
-                            input="I'm Hana.\n/quit\n", env=env, capture_output=True, text=True,
-                            timeout=60)
+    result = run_memhost(["--user", "hana", "chat", "--base-url", server.url,
+                          "--model", "fake-model", "--no-stream", "--session", "hana-1"],
+                         input="I'm Hana.\n/quit\n", env=env, timeout=60)
     assert result.returncode == 0, result.stderr
     user_home = home / "users" / "hana"
     assert (user_home / "memories" / "USER.md").read_text(encoding="utf-8") == (

@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,15 +15,14 @@ import pytest
 from memhost.authoring.checker import TURN
 from memhost.config import update_config
 from memhost.schema.envstore import EnvStore
+from cli_runner import run_memhost
 
-MEMHOST = Path(sys.executable).with_name("memhost")
 MARK = "deployments happen on Tuesdays"
 
 
 def check(home: Path, name: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "MEMHOST_HOME": str(home), "MEMHOST_DISABLE_ENTRYPOINTS": "1"}
-    return subprocess.run([str(MEMHOST), "providers", "check", name], env=env,
-                          capture_output=True, text=True, timeout=180)
+    return run_memhost(["providers", "check", name], env=env, timeout=180)
 
 
 def sqlite_bodies(path: Path) -> list[str]:

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from memhost.config import Config, load_config
+from cli_runner import run_memhost
 
-MEMHOST = Path(sys.executable).with_name("memhost")
 SECRET = "sk-cli-3f9Q-never-print-me-41"
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "config.md"
 
@@ -57,8 +57,7 @@ def env(home: Path) -> dict[str, str]:
 
 
 def run(env: dict[str, str], *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(MEMHOST), "config", *args], env=env, input=stdin,
-                          capture_output=True, text=True, timeout=60)
+    return run_memhost(["config", *args], env=env, input=stdin, timeout=60)
 
 
 def add_provider(home: Path, name: str = "demo", schema: str = SCHEMA) -> None:

@@ -28,6 +28,7 @@ from memhost.builtin_providers import entrymeta
 from memhost.builtin_providers.store import MemoryStore
 from memhost.config import update_config
 from memhost.review.approval import ApprovalGate, PendingStore
+from cli_runner import run_memhost
 
 SCRIPT = shutil.which("memhost", path=str(Path(sys.executable).parent))
 DAY = 86_400
@@ -35,10 +36,8 @@ DAY = 86_400
 
 def memhost(home: Path, *args: str, env: dict[str, str] | None = None,
             timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    assert SCRIPT, "the memhost console script is not installed next to this Python"
-    environ = {**os.environ, "MEMHOST_HOME": str(home), **(env or {})}
-    return subprocess.run([SCRIPT, *args], env=environ, capture_output=True, text=True,
-                          timeout=timeout)
+    return run_memhost(args, env={**os.environ, "MEMHOST_HOME": str(home), **(env or {})},
+                       timeout=timeout)
 
 
 def as_json(result: subprocess.CompletedProcess[str]) -> Any:

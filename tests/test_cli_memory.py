@@ -1,4 +1,5 @@
-"""``memhost memory``: the real console script, run as a process against a temporary home."""
+"""``memhost memory``: the command run as a process of its own (:mod:`cli_runner`) against a
+temporary home."""
 
 from __future__ import annotations
 
@@ -6,7 +7,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,17 +16,16 @@ from memhost.builtin_providers.store import MemoryStore
 from memhost.builtin_providers.tool import MemoryTool
 from memhost.config import load_config, update_config
 
-SCRIPT = shutil.which("memhost", path=str(Path(sys.executable).parent))
+from cli_runner import run_memhost
+
 
 
 def memhost(home: Path | None, *args: str, stdin: str | None = None,
             env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    assert SCRIPT, "the memhost console script is not installed next to this Python"
     environ = {**os.environ, **(env or {})}
     if home is not None:
         environ["MEMHOST_HOME"] = str(home)
-    return subprocess.run([SCRIPT, *args], env=environ, input=stdin, capture_output=True,
-                          text=True, timeout=120)
+    return run_memhost(args, env=environ, input=stdin)
 
 
 def as_json(result: subprocess.CompletedProcess[str]) -> dict:

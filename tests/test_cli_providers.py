@@ -14,19 +14,17 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
+from cli_runner import run_memhost
 
 DATA = Path(__file__).resolve().parent / "data" / "providers"
 BIN = Path(sys.executable).parent
-SCRIPT = shutil.which("memhost", path=str(BIN))
 SECRET = "echo-secret-value-4f9a2c"
 
 
 def memhost(home: Path, *args: str, env: dict[str, str] | None = None,
             cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    assert SCRIPT, "the memhost console script is not installed next to this Python"
-    environ = {**os.environ, "MEMHOST_HOME": str(home), **(env or {})}
-    return subprocess.run([SCRIPT, *args], env=environ, capture_output=True, text=True,
-                          timeout=180, cwd=cwd)
+    return run_memhost(args, env={**os.environ, "MEMHOST_HOME": str(home), **(env or {})},
+                       timeout=180, cwd=cwd)
 
 
 def install(home: Path, *names: str) -> None:

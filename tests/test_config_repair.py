@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -16,8 +15,8 @@ from memhost import config as config_module
 from memhost.config import load_config, update_config
 from memhost.errors import ConfigError
 from memhost.manager import MemoryManager
+from cli_runner import run_memhost
 
-MEMHOST = Path(sys.executable).with_name("memhost")
 
 TYPO = textwrap.dedent("""\
     # my settings
@@ -39,8 +38,7 @@ SCHEMA = textwrap.dedent("""\
 
 def run(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "MEMHOST_HOME": str(home), "MEMHOST_DISABLE_ENTRYPOINTS": "1"}
-    return subprocess.run([str(MEMHOST), *args], env=env, capture_output=True, text=True,
-                          timeout=120)
+    return run_memhost(args, env=env)
 
 
 def add_provider(home: Path) -> None:

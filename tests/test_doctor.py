@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -16,15 +15,12 @@ import pytest
 
 from memhost.cli import doctor
 from memhost.config import update_config
+from cli_runner import run_memhost
 
-SCRIPT = shutil.which("memhost", path=str(Path(sys.executable).parent))
 
 
 def run_doctor(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    assert SCRIPT, "the memhost console script is not installed next to this Python"
-    env = {**os.environ, "MEMHOST_HOME": str(home)}
-    return subprocess.run([SCRIPT, "doctor", *args], env=env, capture_output=True, text=True,
-                          timeout=120)
+    return run_memhost(["doctor", *args], env={**os.environ, "MEMHOST_HOME": str(home)})
 
 
 def report(home: Path) -> dict:

@@ -10,20 +10,19 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 from memhost.builtin_providers import entrymeta
 from memhost.builtin_providers.store import MemoryStore
+from cli_runner import run_memhost
 
 SCRIPT = shutil.which("memhost", path=str(Path(sys.executable).parent))
 
 
 def _doctor(home: Path) -> tuple[int, dict]:
     assert SCRIPT
-    result = subprocess.run([SCRIPT, "doctor", "--json"], capture_output=True, text=True,
-                            env={**os.environ, "MEMHOST_HOME": str(home)}, timeout=120)
+    result = run_memhost(["doctor", "--json"], env={**os.environ, "MEMHOST_HOME": str(home)})
     assert "Traceback" not in result.stderr, result.stderr
     return result.returncode, json.loads(result.stdout)
 

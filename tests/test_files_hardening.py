@@ -17,8 +17,8 @@ from memhost.builtin_providers.store import MemoryStore
 from memhost.config import load_config
 from memhost.errors import ConfigError
 from memhost.files import atomic_write_text, ensure_private_dir, locked
+from cli_runner import run_memhost
 
-SCRIPT = str(Path(sys.executable).with_name("memhost"))
 
 
 def mode(path: Path) -> int:
@@ -71,8 +71,7 @@ def test_a_home_other_users_can_write_is_refused(tmp_path: Path, bits: int) -> N
         load_config(home)
     assert str(home) in str(err.value) and "other users" in str(err.value)
     # every command says so, and runs nothing
-    run = subprocess.run([SCRIPT, "doctor"], env={**os.environ, "MEMHOST_HOME": str(home)},
-                         capture_output=True, text=True, timeout=120)
+    run = run_memhost(["doctor"], env={**os.environ, "MEMHOST_HOME": str(home)})
     assert run.returncode != 0 and "chmod 700" in run.stderr + run.stdout
     home.chmod(0o700)
     load_config(home)  # fixed as the message says: accepted
@@ -90,9 +89,8 @@ def test_a_provider_folder_other_users_can_write_is_refused(tmp_path: Path) -> N
     (home / "plugins").chmod(0o777)
     (home / "config.toml").write_text('[memory]\nprovider = "evil"\n', encoding="utf-8")
     home.chmod(0o700)
-    run = subprocess.run([SCRIPT, "providers", "list", "--check"],
-                         env={**os.environ, "MEMHOST_HOME": str(home)},
-                         capture_output=True, text=True, timeout=120)
+    run = run_memhost(["providers", "list", "--check"],
+                      env={**os.environ, "MEMHOST_HOME": str(home)})
     assert run.returncode != 0
     assert "chmod 700" in run.stderr and str(home / "plugins") in run.stderr
     assert not marker.exists()

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -17,8 +16,8 @@ from memhost import discovery
 from memhost.config import update_config
 from memhost.errors import ProviderError
 from memhost.manager import MemoryManager
+from cli_runner import run_memhost
 
-MEMHOST = Path(sys.executable).with_name("memhost")
 #: A guard against a hang, far above anything the commands need; never a timing assertion.
 HANG_GUARD = 120
 
@@ -46,8 +45,7 @@ def slow_provider(home: Path, name: str, seconds: float) -> Path:
 
 def run(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "MEMHOST_HOME": str(home), "MEMHOST_DISABLE_ENTRYPOINTS": "1"}
-    return subprocess.run([str(MEMHOST), *args], env=env, capture_output=True, text=True,
-                          timeout=HANG_GUARD)
+    return run_memhost(args, env=env, timeout=HANG_GUARD)
 
 
 def test_list_check_reports_an_import_that_does_not_finish(home: Path):

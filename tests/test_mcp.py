@@ -35,6 +35,7 @@ from memhost.builtin_providers.tool import tool_schema  # noqa: E402
 from memhost.config import update_config  # noqa: E402
 from memhost.fencing import CLOSE_TAG, OPEN_TAG  # noqa: E402
 from memhost.mcp.server import RECALL_SCHEMA  # noqa: E402
+from cli_runner import run_memhost
 
 SCRIPT = shutil.which("memhost", path=str(Path(sys.executable).parent))
 SQLITE = Path(__file__).resolve().parent.parent / "plugins" / "sqlite"
@@ -377,20 +378,17 @@ def test_a_client_on_the_per_request_protocol(home: Path) -> None:
 def test_bad_arguments_fail_before_serving(home: Path) -> None:
     assert SCRIPT
     env = {**os.environ, "MEMHOST_HOME": str(home)}
-    port_on_stdio = subprocess.run([SCRIPT, "mcp", "--port", "9000"], env=env, input="",
-                                   capture_output=True, text=True, timeout=60)
+    port_on_stdio = run_memhost(["mcp", "--port", "9000"], env=env, input="", timeout=60)
     assert port_on_stdio.returncode == 2 and "--transport http" in port_on_stdio.stderr
-    short = subprocess.run([SCRIPT, "mcp", "--transport", "http", "--port", "0"],
-                           env={**env, "MEMHOST_MCP_TOKEN": "short"}, capture_output=True,
-                           text=True, timeout=60)
+    short = run_memhost(["mcp", "--transport", "http", "--port", "0"],
+                        env={**env, "MEMHOST_MCP_TOKEN": "short"}, timeout=60)
     assert short.returncode == 2 and "MEMHOST_MCP_TOKEN" in short.stderr
     update_config(home, {("memory", "provider"): "nosuch"})
-    strict = subprocess.run([SCRIPT, "mcp"], env={**env, "MEMHOST_STRICT_PROVIDERS": "1"},
-                            input="", capture_output=True, text=True, timeout=60)
+    strict = run_memhost(["mcp"], env={**env, "MEMHOST_STRICT_PROVIDERS": "1"}, input="",
+                         timeout=60)
     assert strict.returncode == 2 and "'nosuch'" in strict.stderr and strict.stdout == ""
     (home / "config.toml").write_text("[memory]\nprefetch_timeout = 'soon'\n", encoding="utf-8")
-    broken = subprocess.run([SCRIPT, "mcp"], env=env, input="", capture_output=True, text=True,
-                            timeout=60)
+    broken = run_memhost(["mcp"], env=env, input="", timeout=60)
     assert broken.returncode == 2 and "prefetch_timeout" in broken.stderr
     assert broken.stdout == ""
 

@@ -14,7 +14,6 @@ and page are read (the page in Chromium), an MCP client calls every tool, and th
 from __future__ import annotations
 
 import argparse
-import contextlib
 import io
 import json
 import logging
@@ -22,7 +21,6 @@ import os
 import secrets
 import string
 import subprocess
-import sys
 import zlib
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -34,7 +32,8 @@ import pytest
 from memhost.security import masking
 from memhost.security.redact import MASK
 
-SCRIPT = str(Path(sys.executable).with_name("memhost"))
+from cli_runner import run_memhost
+
 _B62 = string.digits + string.ascii_uppercase + string.ascii_lowercase
 
 
@@ -188,8 +187,7 @@ def commands() -> Iterator[tuple[list[str], bool]]:
 
 def run_cli(home: Path, args: list[str]) -> str:
     try:
-        done = subprocess.run([SCRIPT, "-v", *args], env=env_for(home), capture_output=True,
-                              text=True, timeout=180, stdin=subprocess.DEVNULL)
+        done = run_memhost(["-v", *args], env=env_for(home), timeout=180)
         return f"$ memhost {' '.join(args)} -> {done.returncode}\n{done.stdout}\n{done.stderr}"
     except subprocess.TimeoutExpired as exc:
         out = (exc.stdout or b"").decode() if isinstance(exc.stdout, bytes) else exc.stdout or ""

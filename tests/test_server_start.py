@@ -23,6 +23,7 @@ from mcp.client.session import ClientSession  # noqa: E402
 from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 
 from memhost.config import update_config  # noqa: E402
+from cli_runner import run_memhost
 
 SCRIPT = shutil.which("memhost", path=str(Path(sys.executable).parent))
 HANG_GUARD = 120  # seconds; a guard against a hung test, never a timing assertion
@@ -189,9 +190,8 @@ def test_chat_shows_what_it_waits_on_at_start(home: Path) -> None:
     env = {**os.environ, "MEMHOST_HOME": str(home), "MEMHOST_DISABLE_ENTRYPOINTS": "1"}
     with FakeLLM(lambda body: "chat") as fake:
         fake.script(text_reply("Hello!"), queue="chat")
-        result = subprocess.run([SCRIPT or "memhost", "chat", "--base-url", fake.url, "--model",
-                                 "m"], input="hi\n", env=env, capture_output=True, text=True,
-                                timeout=HANG_GUARD)
+        result = run_memhost(["chat", "--base-url", fake.url, "--model", "m"], input="hi\n",
+                             env=env, timeout=HANG_GUARD)
 
     assert result.returncode == 0, result.stderr
     assert "memhost chat: loading memory provider 'sleepy' (import, check_available)..." \

@@ -27,6 +27,8 @@ from typing import Any
 
 import pytest
 
+from cli_runner import run_memhost
+
 BIN = Path(sys.executable).parent
 SCRIPT = shutil.which("memhost", path=str(BIN))
 URL_LINE = re.compile(r"(http://127\.0\.0\.1:(\d+)/\?token=([A-Za-z0-9_-]+))")
@@ -460,9 +462,8 @@ def test_it_listens_on_the_loopback_address_only(shared_server: Server) -> None:
 
 def test_a_port_in_use_is_a_clear_error(shared_server: Server, tmp_path: Path) -> None:
     environ = {**os.environ, "MEMHOST_HOME": str(tmp_path)}
-    result = subprocess.run([SCRIPT or "memhost", "settings", "serve", "--port",
-                             str(shared_server.port)], env=environ, capture_output=True,
-                            text=True, timeout=60)
+    result = run_memhost(["settings", "serve", "--port", str(shared_server.port)],
+                         env=environ, timeout=60)
     assert result.returncode == 2
     assert f"cannot listen on 127.0.0.1:{shared_server.port}" in result.stderr
     assert "--port 0" in result.stderr and "Traceback" not in result.stderr
@@ -709,8 +710,7 @@ def test_an_invalid_config_file_is_reported_not_crashed(server: Server) -> None:
 
 
 def test_help_lists_the_command() -> None:
-    result = subprocess.run([SCRIPT or "memhost", "settings", "serve", "--help"],
-                            capture_output=True, text=True, timeout=60)
+    result = run_memhost(["settings", "serve", "--help"], timeout=60)
     assert result.returncode == 0
     assert "--port" in result.stdout and "--open" in result.stdout
     assert textwrap.dedent("127.0.0.1") in result.stdout

@@ -6,22 +6,20 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 from memhost.builtin_providers.entries import DELIMITER
 from memhost.builtin_providers.store import MemoryStore
 from memhost.manager import MemoryManager
+from cli_runner import run_memhost
 
-MEMHOST = Path(sys.executable).with_name("memhost")
 #: The one line about withheld entries may go past the budget; nothing else may.
 NOTE_ALLOWANCE = 400
 
 
 def run(home: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "MEMHOST_HOME": str(home), "MEMHOST_DISABLE_ENTRYPOINTS": "1"}
-    return subprocess.run([str(MEMHOST), *args], env=env, input=stdin, capture_output=True,
-                          text=True, timeout=120)
+    return run_memhost(args, env=env, input=stdin)
 
 
 def write_memory(home: Path, text: str, target: str = "MEMORY.md") -> Path:
