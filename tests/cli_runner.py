@@ -11,7 +11,7 @@ off ``make test`` on two cores.
 A command is started the ordinary way (``subprocess.run`` of the installed script) when the
 fork would not be the same: an environment that changes how the interpreter starts or what a
 module reads when it is imported (``PYTHON*`` other than ``PYTHONUNBUFFERED``, the crash-point
-switch), a second command while one is running (a test that runs two at once), or
+switch), more commands at once than the bound on servers, or
 ``MEMHOST_TEST_EXEC=1`` (the whole suite on the script, to compare). Tests about the script
 itself (packaging, the entry point) call ``subprocess`` directly.
 """
@@ -35,6 +35,8 @@ SCRIPT = shutil.which("memhost", path=str(Path(sys.executable).parent))
 SERVER = Path(__file__).with_name("cli_server.py")
 # Read when a module is imported or the interpreter starts: a forked child would not see them.
 _STARTUP_ONLY = ("MEMHOST_CRASH_AT",)
+# The environment every server starts with (a child then takes its command's own).
+_SERVER_ENV = dict(os.environ)
 
 
 class _Server:
@@ -44,10 +46,9 @@ class _Server:
         self.proc = subprocess.Popen(
             [sys.executable, str(SERVER), str(requests_r), str(answers_w)],
             pass_fds=(requests_r, answers_w), stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, env=dict(os.environ))
+            stdout=subprocess.DEVNULL, env=_SERVER_ENV)
         os.close(requests_r)
         os.close(answers_w)
-        self.env = dict(os.environ)
         self.busy = threading.Lock()
         self.buffer = b""
 
@@ -76,27 +77,37 @@ class _Server:
         os.close(self.answers)
 
 
-_server: _Server | None = None
-_server_lock = threading.Lock()
+# One server per command running at once: a test that runs commands from several threads (the
+# secret sweep) gets as many, up to a bound; past it a command is started the ordinary way.
+_MAX_SERVERS = 4
+_servers: list[_Server] = []
+_servers_lock = threading.Lock()
 
 
-def _get_server() -> _Server:
-    global _server
-    with _server_lock:
-        if _server is None or not _server.alive():
-            _server = _Server()
-            atexit.register(_server.stop)
-        return _server
+def _take_server() -> _Server | None:
+    """A server no other thread is using, started if needed; ``None`` when all are busy."""
+    with _servers_lock:
+        _servers[:] = [s for s in _servers if s.alive() or s.busy.locked()]
+        for server in _servers:
+            if server.busy.acquire(blocking=False):
+                return server
+        if len(_servers) >= _MAX_SERVERS:
+            return None
+        server = _Server()
+        server.busy.acquire()
+        _servers.append(server)
+        atexit.register(server.stop)
+        return server
 
 
-def _forkable(env: dict[str, str], server: _Server) -> bool:
+def _forkable(env: dict[str, str]) -> bool:
     if os.environ.get("MEMHOST_TEST_EXEC") == "1" or not hasattr(os, "fork"):
         return False
-    for key in set(env) | set(server.env):
+    for key in set(env) | set(_SERVER_ENV):
         if key in _STARTUP_ONLY and env.get(key):
             return False
         if key.startswith("PYTHON") and key != "PYTHONUNBUFFERED" \
-                and env.get(key) != server.env.get(key):
+                and env.get(key) != _SERVER_ENV.get(key):
             return False
     return True
 
@@ -108,10 +119,10 @@ def run_memhost(args: list[str] | tuple[str, ...], *, env: dict[str, str] | None
     assert SCRIPT, "the memhost console script is not installed next to this Python"
     env = dict(os.environ if env is None else env)
     command = [SCRIPT, *args]
-    server = _get_server()
-    if not _forkable(env, server) or not server.busy.acquire(blocking=False):
-        return subprocess.run(command, env=env, input=input, capture_output=True, text=True,
-                              timeout=timeout, cwd=cwd,
+    server = _take_server() if _forkable(env) else None
+    if server is None:
+        return subprocess.run(command, check=False, env=env, input=input, capture_output=True,
+                              text=True, timeout=timeout, cwd=cwd,
                               stdin=None if input is not None else subprocess.DEVNULL)
     try:
         return _forked(server, command, env, input, timeout, cwd)
