@@ -7,6 +7,9 @@ entries): when one shift turns at least two different words into common ones, an
 text holds unshifted, the text is written in that shift and is returned shifted back. Plain
 English finds more common words unshifted; rot13 puzzles that decode to harmless English
 decode, score nothing, and cost one extra reading.
+
+Letters written one by one ("r.e.v.e.a.l t.h.e", "d i s a b l e   t h e") hold no word either:
+:func:`unspace` joins them.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ COMMON = ("the", "and", "you", "your", "all", "that", "this", "with", "for", "fr
           "previous", "prior", "instructions", "rules", "system", "prompt", "reply", "answer",
           "user", "chat", "secret", "password", "key", "token", "http", "https", "www", "run",
           "execute", "what", "when", "before", "after", "into", "here", "there", "tell")
-VERSION = f"ciphers-1 {len(COMMON)}"
+VERSION = f"ciphers-2 {len(COMMON)}"
 
 _LOWER = string.ascii_lowercase
 
@@ -68,3 +71,17 @@ def unshift(text: str) -> str | None:
     if count < 2 or count <= len(words & _PLAIN):
         return None
     return text.translate(_BACK[by])
+
+
+#: Letters one by one with a separator ("r.e.v.e.a.l", "d i s a b l e"): the same separator
+#: between single characters, at least three of them ("t.h.e").
+_SPACED = re.compile(r"(?<!\w)[^\W\d_](?P<sep>[.\-_*·]|[^\S\n])[^\W\d_](?:(?P=sep)[^\W\d_])+(?!\w)")
+_SPACED_HINT = re.compile(r"\b[^\W\d_][.\-_*· ][^\W\d_][.\-_*· ][^\W\d_]\b")
+
+
+def unspace(text: str) -> str | None:
+    """``text`` with letters written one by one joined into words, or None when it has none."""
+    if not _SPACED_HINT.search(text):
+        return None
+    joined = _SPACED.sub(lambda m: m.group(0).replace(m.group("sep"), ""), text)
+    return re.sub(r"[^\S\n]{2,}", " ", joined) if joined != text else None

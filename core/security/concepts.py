@@ -236,7 +236,7 @@ FEATURES: tuple[Feature, ...] = (
       # on-call swaps", which is about something else).
       r"\b(?:never|won't|will\s+not|does\s*n[o']t|do\s*n[o']t)\s+(?:refus\w*|declin\w*|say\s+no"
       r"|hold\s+back|hesitat\w*|moralis\w*|moraliz\w*)(?:\s+(?:a|any|the)\s+(?:requests?|questions?|prompts?"
-      r"|tasks?|orders?|commands?)|\s+anything)?\s*(?:[.,;:!)]|$)"
+      r"|tasks?|orders?|commands?)|\s+anything)?\s*(?:[.,;:!)]|$|and\s+never\b)"
       r"|\bno\s+off-limits\b|\bnothing\s+is\s+off-limits\b|\b(?:off-limits|forbidden|taboo)\s+topics\b",
       "no_restrictions"),
 )

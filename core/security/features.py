@@ -28,7 +28,7 @@ an instruction to the agent on its own" (the thresholds themselves are configura
 from __future__ import annotations
 
 
-from memhost.security import concepts, concepts_i18n, mechanisms
+from memhost.security import concepts, concepts_i18n, mechanisms, standing
 from memhost.security.lexicon import (
     ANY as _ANY,
     CHANNEL,
@@ -53,6 +53,27 @@ from memhost.security.lexicon import (
 _PRIOR = (r"(?:previous|prior|earlier|above|preceding|original|initial|old|existing|all|any|every"
           r"|your|its|the|system|safety|default|whatever|those|these|such)")
 _G2 = gap(2)
+
+
+def _not_after(*words: str) -> str:
+    """Look-behinds that fail right after any of ``words`` and a space: words of one length share
+    one look-behind (Python's must be fixed-width), so there are a few, not one per word."""
+    by_length: dict[int, list[str]] = {}
+    for word in words:
+        by_length.setdefault(len(word), []).append(word)
+    return "".join(rf"(?<!\b(?:{'|'.join(ws)})\s)" for _, ws in sorted(by_length.items()))
+
+
+#: Not moved by a part of the system the note describes. A word boundary first (cheap, and false
+#: inside a word), then one fixed-width look-behind per word length.
+_NOT_SYSTEM = r"\b" + _not_after("tests", "test", "CI", "app", "job", "jobs", "script", "service",
+                                 "pipeline", "workflow", "hook", "cron", "server", "client", "SDK",
+                                 "daemon")
+#: A bounded stretch of one clause: no ";" between a verb and what it moves.
+_CLAUSE = r"[^\n;]{0,120}?"
+#: Not asked by someone the note reports on.
+_NOT_REPORTED = r"\b" + _not_after("user", "users", "email", "message", "scammer", "attacker", "phisher",
+                                   "caller", "someone", "text", "sms", "they", "he", "she", "mail")
 
 F = Feature
 _WRITTEN: tuple[Feature, ...] = (
@@ -145,7 +166,9 @@ _WRITTEN: tuple[Feature, ...] = (
     F("reply_with", 1.5, r"\b(?:respond|reply|answer)\s+(?:only\s+)?(?:with|by\s+\w+ing)\b",
       "response_directive"),
     F("active_content", 3.0,
-      r"<\s*script\b|\bjavascript\s*:|\bon(?:error|load|click|mouseover)\s*=|<\s*iframe\b"),
+      # French sets a space before a colon ("en JavaScript : …"); a javascript: URL has none.
+      r"<\s*script\b|\bjavascript:|\bjavascript\s+:\s*(?:alert|fetch|document|window|eval|void|location)\b"
+      r"|\bon(?:error|load|click|mouseover)\s*=|<\s*iframe\b"),
     # -- authority and prompt shapes -------------------------------------------------------------
     F("role_line", 3.5,
       r"^[^\S\n]*(?:#+\s*)?\[?(?:system|assistant|developer|tool|function|admin(?:istrator)?)\]?[^\S\n]*:"),
@@ -170,17 +193,25 @@ _WRITTEN: tuple[Feature, ...] = (
       r"|context|user\s+profile|instructions|notes)\b|═{6,}|^[^\S\n]*(?:MEMORY\s+\(your\s+personal\s+notes\)"
       r"|USER\s+PROFILE\s+\(who\s+the\s+user\s+is\))"),
     # -- moving data out -------------------------------------------------------------------------
-    F("exfil_channel", 3.0, rf"{MOVE}{_ANY}{CHANNEL}"),
-    F("exfil_data", 2.5, rf"{MOVE}{_ANY}{SENSITIVE}|{SENSITIVE}{_ANY}(?:to|an|à|a|para|给|到)\s*{CHANNEL}"),
+    # A system's own traffic, described ("integration tests send … to https://api…"), is no order.
+    F("exfil_channel", 3.0, rf"{_NOT_SYSTEM}{MOVE}{_ANY}{CHANNEL}"),
+    # Within one clause: "the repo ships a .env.example; the real .env is ignored" moves nothing.
+    F("exfil_data", 2.5, rf"{MOVE}{_CLAUSE}{SENSITIVE}|{SENSITIVE}{_ANY}(?:to|an|à|a|para|给|到)\s*{CHANNEL}"),
     F("markdown_image_data", 4.0, r"!\[[^\]\n]{0,200}\]\(\s*<?(?:https?:)?//[^)\s]*[?#{$][^)\n]*\)"),
     F("markdown_image", 1.5, r"!\[[^\]\n]{0,200}\]\(\s*<?(?:https?:)?//"),
     F("link_data", 3.0,
       r"\]\(\s*<?https?://[^)\s]*[?&#][^)\s]*(?:[{<$]|\b[A-Z][A-Z_]{3,}\b|=(?:\{|<|\$|data\b))"),
     # -- credentials, environments, code from the network ----------------------------------------
     F("credential_path", 2.0, CREDENTIAL_PATH),
-    F("credential_read", 3.0, rf"{DISCLOSE}{_ANY}{CREDENTIAL_PATH}|{CREDENTIAL_PATH}{_ANY}\b(?:to|into|in\s+the\s+(?:reply|answer|response|output|ticket|chat))\b"),
+    # "~/.aws/config …; default to 'work'" reads nothing out: the file must go somewhere.
+    F("credential_read", 3.0, rf"{DISCLOSE}{_ANY}{CREDENTIAL_PATH}|{CREDENTIAL_PATH}{_ANY}\b(?:(?:to|into)"
+      r"\s+(?:the\s+|a\s+|an\s+|this\s+|that\s+|my\s+|our\s+)?(?:reply|answer|response|output|ticket|chat"
+      r"|issue|e-?mail|message|channel|report|server|host|endpoint|webhook|pastebin|gist|url|\S*://|\S+@)"
+      r"|in\s+the\s+(?:reply|answer|response|output|ticket|chat))\b"),
     F("env_dump", 3.0,
-      r"\b(?:env|printenv|set|export\s+-p)\s*\||\bprintenv\b|\bos\.environ\b|/proc/(?:self|\d+)/environ"
+      # Filtered to a prefix on the user's own screen ("printenv | grep ^APP_") dumps nothing.
+      r"\b(?:env|printenv|set|export\s+-p)\s*\|(?!\s*grep\s+['\"]?\^)|\bprintenv\b(?!\s*\|\s*grep\s+['\"]?\^)"
+      r"|\bos\.environ\b|/proc/(?:self|\d+)/environ"
       r"|\bprocess\.env\b(?!\.\w)|\benvironment\s+variables\b.{0,40}?\b(?:to|into)\b"),
     F("pipe_to_network", 3.5,
       r"\|\s*(?:sudo\s+)?(?:curl|wget|nc|ncat|netcat|socat|telnet)\b|--data-binary\s+@|\s-d\s*@-"
@@ -188,6 +219,9 @@ _WRITTEN: tuple[Feature, ...] = (
     F("download_execute", 6.0,
       # A source to fetch from (a URL, a host name, an address, a variable): "curl | bash" in prose
       # names the pattern, it is no command (see download_mention).
+      # A file said to hold the pipe ("the Dockerfile does curl … | sh") is described, not run.
+      r"(?<!\bdoes\s)(?<!\bdoes\s`)(?<!\buses\s)(?<!\buses\s`)(?<!\bruns\s)(?<!\bruns\s`)(?<!\bhas\s)"
+      r"(?<!\bhas\s`)(?<!\bcontains\s)(?<!\bcontains\s`)(?<!\bcalls\s)(?<!\bcalls\s`)"
       r"\b(?:curl|wget|iwr|invoke-webrequest|fetch)\b(?=[^\n|;]{0,200}?(?:://|\$|\b[\w-]+\.[a-z]{2,}\b"
       r"|\d+\.\d+\.\d+\.\d+))[^\n|;]{0,200}\|\s*(?:sudo\s+)?"
       r"(?:(?:ba|z|k|da|c)?sh|python[\d.]*|perl|ruby|node|php|iex|invoke-expression)\b"
@@ -220,7 +254,9 @@ _WRITTEN: tuple[Feature, ...] = (
       r"|\bif\s+(?:this|it)\s+(?:entry|note|line)?\s*(?:is|gets)\s+(?:ever\s+)?(?:removed|deleted)"),
     # -- the user, deceived --------------------------------------------------------------------
     F("phishing", 4.0,
-      rf"\b(?:ask\w*|request\w*|prompt\w*|remind\w*|tell\w*|get|have|make|collect\w*|gather\w*"
+      # Someone else asking is a report: "the user asked that passwords never be stored", "an
+      # email asked staff for their code".
+      rf"{_NOT_REPORTED}\b(?:ask\w*|request\w*|prompt\w*|remind\w*|tell\w*|get|have|make|collect\w*|gather\w*"
       rf"|obtain\w*|harvest\w*)\b{_G6}{SECRET_ASK}"
       rf"|\b(?:type|paste|enter|send|share)\w*\s+(?:their|your|his|her|the)\s+{SECRET_ASK}"
       rf"{_G6}(?:chat|here|reply|message)"),
@@ -343,6 +379,6 @@ _WRITTEN_ANCHORS: dict[str, tuple[str, ...]] = {
 #: :mod:`memhost.security.concepts`, the mechanisms of :mod:`memhost.security.mechanisms` and the
 #: concepts in other languages of :mod:`memhost.security.concepts_i18n`.
 FEATURES: tuple[Feature, ...] = (_WRITTEN + concepts.FEATURES + mechanisms.FEATURES
-                                 + concepts_i18n.FEATURES)
+                                 + concepts_i18n.FEATURES + standing.FEATURES)
 ANCHORS: dict[str, tuple[str, ...]] = {**_WRITTEN_ANCHORS, **concepts.ANCHORS, **mechanisms.ANCHORS,
-                                       **concepts_i18n.ANCHORS}
+                                       **concepts_i18n.ANCHORS, **standing.ANCHORS}

@@ -57,7 +57,9 @@ CHANNEL = (r"(?:\b[a-z][a-z0-9+.-]{0,15}://|\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b|web
 CHANNEL_ANCHORS = (":", "@", "webhook", "pastebin", "bucket", "discord", "telegram")
 #: Verbs that move data somewhere, in every language the scorer reads.
 MOVE = (r"(?<![/\w.-])(?:send\w*|sent|upload\w*|post(?:s|ed|ing)?|transmit\w*|forward\w*"
-        r"|exfiltrat\w*|leak\w*|e-?mail\w*|mail(?:s|ed|ing)?|mirror\w*|sync\w*|ship\w*"
+        # "Release emails go to …" names where mail lands; it moves nothing.
+        r"|exfiltrat\w*|leak\w*|(?:e-?)?mail(?:s|ed|ing)?\b(?!\s+(?:go|goes|went|are|is|get|gets|land|lands"
+        r"|come|comes|from|address\w*|threads?|lists?|templates?|drafts?)\b)|mirror\w*|sync\w*|ship\w*"
         r"|push\w*|beacon\w*|report\w*|submit\w*|shar(?:e|es|ing)\b|copy|copie[sd]|copying|relay\w*"
         r"|env[ií]a\w*|enviar|manda\w*|sube|subir|reenv[ií]a\w*|envoie\w*|envoyer|transmet\w*"
         r"|transf[eè]re\w*|sende\w*|schick\w*|[uü]bermittel\w*|weiterleit\w*|envie\w*"

@@ -80,7 +80,9 @@ FEATURES: tuple[Feature, ...] = (
       rf"[\s=]+https?://(?!{_INDEXES}))"),
     # -- other ways out --------------------------------------------------------------------------
     F("dns_exfil", 4.0,
-      r"\b(?:nslookup|dig|host|ping|resolve-dnsname|drill)\b[^\n]{0,60}?(?:\$\(|`|\$\{?\w+\}?\.[\w-]+\.[a-z]{2,}\b)"
+      r"\b(?:nslookup|dig|host|ping|resolve-dnsname|drill)\b[^\n]{0,60}?(?:\$\(|`|\$\{?\w+\}?\.[\w-]+\.[a-z]{2,}\b"
+      # A placeholder for the data as the name's first label: "<base32(msg)>.q.example.net".
+      r"|(?:<[^>\s]{1,40}>|\{[^}\s]{1,40}\})\.[\w-]+(?:\.[\w-]+)*\.[a-z]{2,}\b)"
       rf"|\b(?:encod|embed|smuggl|leak|send|exfiltrat|tunnel)\w*\b[^\n]{{0,80}}?"
       r"\b(?:in(?:to)?|as|via|through|over|inside)\s+(?:the\s+|a\s+|their\s+)?(?:dns|subdomains?"
       r"|(?:host|domain)\s?names?\s+(?:of\s+)?(?:lookups?|queries)|lookups?\s+of)\b", "exfil_channel"),

@@ -108,7 +108,12 @@ def clean(text: str) -> str:
     if text.isascii():
         return text
     text = unicodedata.normalize("NFKC", strip_invisible(text))
-    return confusables.fold(text)
+    folded = confusables.fold(text)
+    # A Greek or Cyrillic capital I folds to "l"; inside a word in capitals it is an I.
+    return _CAPS_L.sub(lambda m: m.group(0).replace("l", "I"), folded) if "l" in folded else folded
+
+
+_CAPS_L = re.compile(r"\b(?=[A-Zl]*[A-Z]{2})[A-Z]*l[A-Zl]*\b")
 
 
 def _views(text: str) -> list[tuple[str, str]]:
@@ -135,6 +140,9 @@ def _views(text: str) -> list[tuple[str, str]]:
     words = [d for d in decoded if d]
     if words:
         views.append(("decoded", "\n".join(words)))
+    spaced = ciphers.unspace(base)
+    if spaced is not None:
+        views.append(("spaced", spaced))
     shifted = ciphers.unshift(base)
     if shifted is not None:
         views.append(("shifted", shifted))
@@ -145,7 +153,9 @@ def _views(text: str) -> list[tuple[str, str]]:
 #: marks at both ends of letters ("4P1"), or a short word ending in 3 or 0 for e or o ("th3");
 #: "m000", "ipv4", "sha256" and "python3" have none, and are left as they are.
 _LEET_INSIDE = re.compile(r"[^\W\d_][0134579@$!|€]+[^\W\d_]|^[0134579@$][^\W\d_]{2,}"
-                          r"|^[0134579@$][^\W\d_]+[0134579@$!|€]$|^[^\W\d_]{2,3}[03]$")
+                          r"|^[0134579@$][^\W\d_]+[0134579@$!|€]$|^[^\W\d_]{2,3}[03]$"
+                          # Two marks ending a word ("rul35"); a version ("sha256") has a 2 or 6.
+                          r"|^[^\W\d_]{3,}[0134579]{2}$")
 
 
 def _unleet(token: str, table: dict[int, str] | None) -> str:
