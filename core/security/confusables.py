@@ -8,6 +8,7 @@ loaded only when a text holds a non-ASCII letter, which plain notes do not.
 from __future__ import annotations
 
 import json
+import re
 from functools import cache
 from importlib import resources
 
@@ -32,7 +33,12 @@ def fold(text: str) -> str:
     """``text`` with every letter that imitates an ASCII letter or digit replaced by it."""
     if text.isascii():
         return text
-    return text.translate(_table())
+    folded = text.translate(_table())
+    # The data folds a Greek or Cyrillic capital I to "l"; in a word in capitals it reads as I.
+    return _CAPS_L.sub(lambda m: m.group(0).replace("l", "I"), folded) if "l" in folded else folded
+
+
+_CAPS_L = re.compile(r"\b(?=[A-Zl]*[A-Z]{2})[A-Z]*l[A-Zl]*\b")
 
 
 @cache

@@ -108,12 +108,7 @@ def clean(text: str) -> str:
     if text.isascii():
         return text
     text = unicodedata.normalize("NFKC", strip_invisible(text))
-    folded = confusables.fold(text)
-    # A Greek or Cyrillic capital I folds to "l"; inside a word in capitals it is an I.
-    return _CAPS_L.sub(lambda m: m.group(0).replace("l", "I"), folded) if "l" in folded else folded
-
-
-_CAPS_L = re.compile(r"\b(?=[A-Zl]*[A-Z]{2})[A-Z]*l[A-Zl]*\b")
+    return confusables.fold(text)
 
 
 def _views(text: str) -> list[tuple[str, str]]:
@@ -249,7 +244,12 @@ def _anchor_finder(ascii_only: bool) -> tuple[re.Pattern[str], dict[str, frozens
     literals = sorted({lit for lits in features.ANCHORS.values() for lit in lits
                        if lit.isascii() or not ascii_only}, key=len, reverse=True)
     finder = re.compile(f"(?=({_trie(literals)}))")
-    return finder, {m: frozenset(lit for lit in literals if lit in m) for m in literals}
+    # A literal's sub-literals from its own substrings (a few dozen each), not by testing every
+    # literal against every other (hundreds squared, most of this function's cost at start-up).
+    known = set(literals)
+    inside = {m: frozenset(m[i:j] for i in range(len(m)) for j in range(i + 1, len(m) + 1)
+                           if m[i:j] in known) for m in literals}
+    return finder, inside
 
 
 def _trie(words: list[str]) -> str:

@@ -26,7 +26,7 @@ Weights are on the scale of :mod:`memhost.security.features`: most of these stag
 
 from __future__ import annotations
 
-from memhost.security.lexicon import CHANNEL, Feature
+from memhost.security.lexicon import Feature
 
 #: What the agent produces: every one of them is a place an attacker wants to write into.
 _OUTPUT = (r"(?:answers?|repl(?:y|ies)|responses?|outputs?|messages?|e-?mails?|mails?|html|pages?"
@@ -37,6 +37,7 @@ _EVERY_OUTPUT = (rf"\b(?:every|each|all|any)\s+(?:of\s+)?(?:the\s+|your\s+)?(?:\
 #: Content that carries something out or in: a link, an image, a pixel, a script.
 _PAYLOAD = (r"(?:https?://\S+|<\s*(?:img|script|iframe|a|link)\b[^>\n]{0,200}>|!\[[^\]\n]{0,80}\]\(\S+"
             r"|\b(?:tracking\s+)?(?:pixel|beacon|referral\s+(?:link|code)|affiliate\s+(?:link|code)))")
+_ADDRESS = r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"
 #: What an agent is given to go by, named as the deployment's own.
 _SYSTEM_GUIDANCE = (r"(?:system\s+(?:prompt|message|instructions?)|safety\s+(?:rules?|guidelines?"
                     r"|instructions?|polic(?:y|ies)|settings?)|guardrails|operator\s+instructions?"
@@ -94,8 +95,8 @@ FEATURES: tuple[Feature, ...] = (
       r"\b(?:whatever|regardless\s+of|no\s+matter)\s+(?:the\s+|what\s+the\s+)?(?:question|topic|request"
       r"|task|context|subject)\b", "unconditional"),
     F("hidden_recipient", 3.0,
-      rf"\bb?cc:?\s+{CHANNEL}[^\n]{{0,60}}?\b(?:on|in|to)\s+(?:every|each|all|any)\b"
-      rf"|\bb?cc\s+{CHANNEL}|\bblind[\s-]cop(?:y|ies)\b[^\n]{{0,60}}?{CHANNEL}", "exfil_channel"),
+      # A copy is addressed to a mailbox: the address alone, not every kind of channel.
+      rf"\b(?:b?cc:?|blind[\s-]cop(?:y|ies)\b[^\n]{{0,60}}?)\s*{_ADDRESS}", "exfil_channel"),
     # -- the agent's guidance, voided ----------------------------------------------------------
     F("system_guidance_void", 4.5,
       rf"\b{_SYSTEM_GUIDANCE}\b(?:[^\n.;]{{0,80}}?)\b(?:(?:is|are|was|were|has|have|had)\s+(?:been\s+|now\s+"
@@ -111,7 +112,8 @@ FEATURES: tuple[Feature, ...] = (
       r"|approved|ordered|instructs?)\b", "authority"),
     # -- untrusted content, trusted ------------------------------------------------------------
     F("untrusted_trusted", 4.0, rf"\b{_UNTRUSTED}\b[^\n.;]{{0,40}}?\b{_TRUST}"
-      rf"|\bact\w*\s+on\s+behalf\s+of\s+(?:\S+\s+){{0,3}}?{_UNTRUSTED}", "remote_trust"),
+      r"|\bon\s+behalf\s+of\s+(?:\S+\s+){0,3}?(?:remote|external|third-party|untrusted)\s+(?:instructions?"
+      r"|requests?|orders|commands?)", "remote_trust"),
     F("allegiance_shift", 3.0,
       r"\b(?:act|work|serve|obey|answer|report|take\s+orders|on\s+behalf)\w*\b[^\n]{0,100}?,?\s+not\s+"
       r"(?:for\s+|to\s+)?(?:the\s+)?(?:user|person\s+at\s+the\s+keyboard|human|person\s+(?:typing"
@@ -202,7 +204,7 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "fixed_verdict": ("always", "never", "safe", "secure", "clean", "approved", "passing",
                       "compliant", "risk", "benign", "trusted"),
     "unconditional_topic": ("whatever", "regardless", "matter"),
-    "hidden_recipient": ("cc", "blind"),
+    "hidden_recipient": ("@",),
     "system_guidance_void": ("system", "safety", "guardrails", "operator", "prior", "previous",
                              "earlier", "preceding", "existing"),
     "notes_win": ("conflict",),
