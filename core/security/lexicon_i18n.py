@@ -5,7 +5,7 @@ Japanese. Phrase lists do not survive that; the ideas do. Each language lists st
 matches every form that starts with it: ``ignor`` is "ignora", "ignorare", "ignorate") for the
 few concepts a planted instruction is made of:
 
-* ``void``: dismiss or forget (said of the agent's guidance);
+* ``void``: dismiss or forget, or declare invalid (said of the agent's guidance);
 * ``guidance``: instructions, rules, directions, the system prompt;
 * ``move``: send, upload, forward, transmit;
 * ``data``: the conversation, its history, passwords, keys, credentials;
