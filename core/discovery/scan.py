@@ -26,7 +26,6 @@ import difflib
 import importlib.util
 import logging
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +39,7 @@ from memhost.discovery.candidates import (
     recorded_failures,
     recorded_items,
 )
+from memhost.discovery.freshness import Remembered, file_identity, import_path_state
 from memhost.discovery.loading import has_hookimpls, instantiate, load_candidate
 from memhost.discovery.manifest import (
     MANIFEST_NAME,
@@ -117,7 +117,16 @@ def _scan_folders(root: Path, source: str) -> list[Candidate]:
     return found
 
 
+_folder_candidates: Remembered[Candidate] = Remembered()
+
+
 def _folder_candidate(folder: Path, source: str, *, match_name: bool = True) -> Candidate:
+    state = (file_identity(folder / MANIFEST_NAME), import_path_state())  # requires: installed?
+    return _folder_candidates.get((str(folder), source, match_name), state, lambda: (
+        _read_folder_candidate(folder, source, match_name=match_name)))
+
+
+def _read_folder_candidate(folder: Path, source: str, *, match_name: bool) -> Candidate:
     from memhost.discovery.requirements import missing_requirements, pip_command
 
     try:
@@ -160,31 +169,11 @@ def _module_dir(module: str) -> Path | None:
     return folder
 
 
-_entrypoint_cache: tuple[tuple[tuple[str, int | None], ...], list[Candidate]] | None = None
+_entrypoint_candidates: Remembered[list[Candidate]] = Remembered()
 
 
 def _scan_entrypoints() -> list[Candidate]:
-    """The entry-point candidates, read again only when ``sys.path`` or an entry's mtime changed
-    (installing or removing a distribution changes its folder's): reading every distribution's
-    metadata costs ~20 ms, and one command discovers several times (doctor: once a section)."""
-    global _entrypoint_cache
-    key = _import_path_state()
-    cached = _entrypoint_cache
-    if cached is not None and cached[0] == key:
-        return list(cached[1])
-    found = _read_entrypoints()
-    _entrypoint_cache = (key, found)
-    return list(found)
-
-
-def _import_path_state() -> tuple[tuple[str, int | None], ...]:
-    state = []
-    for entry in sys.path:
-        try:
-            state.append((entry, os.stat(entry or ".").st_mtime_ns))
-        except OSError:
-            state.append((entry, None))
-    return tuple(state)
+    return list(_entrypoint_candidates.get("entry points", import_path_state(), _read_entrypoints))
 
 
 def _read_entrypoints() -> list[Candidate]:
