@@ -115,7 +115,8 @@ _WRITTEN: tuple[Feature, ...] = (
       r"|\bsystem\s+prompt\s+override\b"),
     F("prompt_leak", 3.0,
       rf"\b(?:reveal\w*|print\w*|show\w*|output\w*|repeat\w*|leak\w*|dump\w*|disclos\w*){_G8}"
-      r"(?:your\s+(?:system\s+prompt|instructions|hidden\s+prompt|initial\s+prompt)|the\s+(?:system|hidden"
+      r"(?:your\s+(?:system\s+prompt|instructions|(?:hidden|secret|initial|original|internal)\s+(?:prompt"
+      r"|instructions|rules|guidelines))|the\s+(?:system|hidden"
       r"|initial)\s+(?:prompt|instructions))\b"),
     F("hidden_markup", 3.0,
       r"<!--(?:(?!-->)[^\n]){0,400}?\b(?:ignor\w*|overrid\w*|system|secret|hidden|instruction\w*|assistant)\b"
@@ -311,7 +312,7 @@ _WRITTEN_ANCHORS: dict[str, tuple[str, ...]] = {
     "defeat_safety": ("skip", "disabl", "turn", "remov", "bypass", "circumvent", "evad", "ignor"),
     "skip_confirmation": ("without",),
     "prompt_replacement": ("prompt",),
-    "prompt_leak": ("prompt", "instructions"),
+    "prompt_leak": ("prompt", "instructions", "rules", "guidelines"),
     "hidden_markup": ("<!--", "display", "visibility"),
     "backdoor_key": ("authorized_keys",),
     "secret_in_request": ("$",),

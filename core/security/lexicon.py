@@ -73,12 +73,13 @@ CREDENTIAL_PATH = (
     r"|\.pgpass\b|\.git-credentials\b|\.docker/config\.json|/etc/shadow\b|\.kube/config\b"
     r"|\.npmrc\b|\.pypirc\b|credentials\.json\b|\.gnupg\b|\bkeychain\b|\.config/gcloud\b"
     r"|\bauthorized_keys\b|(?:~|\$HOME|\$\{HOME\})/\.ssh\b(?!/(?:config|known_hosts)\b)"
-    r"|(?:\.memhost|MEMHOST_HOME\}?)/\.env\b"
+    r"|(?:\.memhost|MEMHOST_HOME\}?)/\.env\b|\.config/gh/hosts\.yml\b"
     rf"|{ENV_FILE})")
 #: Literals one of which every :data:`CREDENTIAL_PATH` match holds.
 CREDENTIAL_ANCHORS = (".aws/", ".ssh", "id_", ".netrc", ".pgpass", ".git-credentials", ".docker/",
                       "/etc/shadow", ".kube/config", ".npmrc", ".pypirc", "credentials.json",
-                      ".gnupg", "keychain", ".config/gcloud", ".env", "authorized_keys")
+                      ".gnupg", "keychain", ".config/gcloud", ".env", "authorized_keys",
+                      "hosts.yml")
 SECRET_ASK = (r"(?:one[\s-]?time\s+(?:pass)?codes?|\botps?\b|\b2fa\b|\bmfa\b\s+codes?"
               r"|verification\s+codes?|auth(?:entication)?\s+codes?|security\s+codes?|passwords?"
               r"|passphrases?|\bpins?\b|recovery\s+(?:codes?|phrases?|keys?)|seed\s+phrases?|\bcvv\b"

@@ -116,7 +116,8 @@ FEATURES: tuple[Feature, ...] = (
       r"(?:resume|follow|begin|start|continue|are)\s+(?:below|here|now)\b", "frame_marker"),
     # -- what should stay local, read out -------------------------------------------------------
     F("credential_recite", 3.0,
-      rf"{CREDENTIAL_PATH}[^\n]{{0,120}}?\b(?:quot\w*|recit\w*|verbatim|in\s+full|word\s+for\s+word"
+      # "… never print it" forbids what it names.
+      rf"{CREDENTIAL_PATH}[^\n]{{0,120}}?(?<!never\s)(?<!not\s)(?<!n't\s)\b(?:quot\w*|recit\w*|verbatim|in\s+full|word\s+for\s+word"
       r"|paste\w*|print\w*|dump\w*|reveal\w*|attach\w*)", "credential_read"),
     F("env_output", 3.0,
       r"\b(?:output|result|contents?|dump|listing|full\s+list)\s+of\s+(?:[`'\"](?:env|printenv|set"

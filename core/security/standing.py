@@ -40,12 +40,15 @@ _PAYLOAD = (r"(?:https?://\S+|<\s*(?:img|script|iframe|a|link)\b[^>\n]{0,200}>|!
 _ADDRESS = r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"
 #: What an agent is given to go by, named as the deployment's own.
 _SYSTEM_GUIDANCE = (r"(?:system\s+(?:prompt|message|instructions?)|safety\s+(?:rules?|guidelines?"
-                    r"|instructions?|polic(?:y|ies)|settings?)|guardrails|operator\s+instructions?"
+                    r"|instructions?|polic(?:y|ies)|settings?|configuration|config|filters|constraints)"
+                    r"|guardrails|operator\s+instructions?"
+                    r"|(?:assistant|agent|model|bot)'s\s+(?:restrictions|limits|rules|filters|constraints)"
                     r"|(?:prior|previous|earlier|preceding|existing)\s+(?:directives?|instructions?"
                     r"|guidance|orders|rules))")
 #: Words that take validity away, said of guidance rather than of code ("outdated" lint rules are
 #: rare next to "system prompt").
-_VOIDED = (r"(?:void|null|lapsed|expired|outdated|obsolete|revoked|rescinded|invalid\w*|superseded"
+_VOIDED = (r"(?:void|null|lapsed|expired|outdated|obsolete|revoked|rescinded|invalid\w*|superseded|lifted"
+           r"|waived"
            r"|retired|withdrawn|cancel+ed|moot|suspended|defunct|inoperative|no\s+longer\s+(?:apply|applies"
            r"|valid|binding|in\s+(?:force|effect))|(?:a\s+)?(?:leftover|mistake|testing\s+artefact|test"
            r"\s+artifact|placeholder))")
@@ -63,6 +66,9 @@ _TRUST = (r"(?:(?:are|is)\s+(?:\w+\s+)?(?:trusted|authoritative|binding|to\s+be\
 #: A setting of a defence: review, approval, confirmation, screening, a risk threshold.
 _DEFENCE_SETTING = (r"(?:review|approv|confirm|screen|judge|stage_at|refuse_at|risk|threshold"
                     r"|safety|guard|sandbox|verify|verification)[\w.]*")
+#: Switched off, in words.
+_OFF = (r"(?:disabled|off|retired|removed|turned\s+off|switched\s+off|suspended|waived|skipped|bypassed"
+        r"|no\s+longer\s+(?:needed|required|used|in\s+use))\b")
 _CONFIG_OFF = r"\s*[=:]\s*[\"']?(?:false|off|no|none|disabled|0(?:\.0+)?|0?\.9\d*|1\.0|\d{2,})\b"
 
 F = Feature
@@ -100,7 +106,7 @@ FEATURES: tuple[Feature, ...] = (
     # -- the agent's guidance, voided ----------------------------------------------------------
     F("system_guidance_void", 4.5,
       rf"\b{_SYSTEM_GUIDANCE}\b(?:[^\n.;]{{0,80}}?)\b(?:(?:is|are|was|were|has|have|had)\s+(?:been\s+|now\s+"
-      rf"|all\s+)?|to\s+be\s+treated\s+as\s+|as\s+)(?:\w+\s+){{0,6}}?{_VOIDED}", "override"),
+      rf"|all\s+)?|to\s+be\s+treated\s+as\s+|as\s+)?(?:\w+\s+){{0,6}}?{_VOIDED}", "override"),
     F("notes_win", 3.0,
       r"\b(?:wherever|where|when(?:ever)?|if)\s+(?:it|they|that|those|the\s+\w+(?:\s+\w+)?)\s+conflicts?"
       r"[^\n]{0,80}?\b(?:notes?|memory|memories|this\s+file|entries|the\s+user\s+file)\s+(?:win|wins"
@@ -172,7 +178,8 @@ FEATURES: tuple[Feature, ...] = (
       r"|internet)-password|dump-keychain|browser\s+(?:passwords?|cookies|credentials)|session\s+cookies"
       r"|cmdkey\s+/list|vaultcmd)\b[^\n]{0,120}?\b(?:attach|includ|paste|upload|send|post|share|export"
       r"|copy|add|put)\w*\b[^\n]{0,60}?\b(?:tickets?|reports?|issues?|repl(?:y|ies)|answers?|chat"
-      r"|e-?mails?|messages?|comments?|status|channel|logs?)\b"
+      r"|e-?mails?|messages?|comments?|status|channel|logs?|drive|share|folder|bucket|storage|cloud"
+      r"|dropbox|gists?|paste\w*)\b"
       r"|\b(?:export|attach|upload|send|copy|dump)\w*\s+(?:the\s+)?(?:\w+\s+){0,2}?(?:cookies?\s+(?:db"
       r"|database|jar|store|file)s?|Login\s+Data|keychain|password\s+(?:store|vault|database))\b",
       "credential_read"),
@@ -190,6 +197,52 @@ FEATURES: tuple[Feature, ...] = (
     F("download_described", 3.0,
       r"\b(?:does|uses|runs|calls|has|contains|ships|keeps)\s+`?(?:sudo\s+)?(?:curl|wget)\b[^\n|;]{0,200}"
       r"\|\s*(?:sudo\s+)?(?:(?:ba|z|k|da)?sh|python[\d.]*)\b", "download_execute"),
+    # -- more of the same ideas, stated as facts ---------------------------------------------------
+    F("promotion", 3.0,
+      r"\b(?:recommend|promot|endors|push|favou?r|prais|plug|advertis|mention|suggest)\w*\b[^\n]{0,60}?"
+      r"\b(?:is\s+the\s+best|as\s+the\s+best|over\s+(?:any|all|every)\s+(?:alternatives?|others?"
+      r"|competitors?)|instead\s+of\s+(?:any|all)\b|above\s+(?:all|any)\s+others?|exclusively)",
+      "output_bias", also=r"\b(?:repl(?:y|ies)|answers?|responses?|assistant|agent|you)\b"),
+    F("reply_ends_with", 2.0,
+      r"\b(?:answers?|repl(?:y|ies)|responses?)\s+(?:should|must|shall|will|are\s+to|need\s+to|have\s+to)?"
+      r"\s*(?:always\s+)?(?:end|close|start|begin|open|finish|conclude|sign\s+off)\w*\s+with\s+(?:the\s+"
+      r"(?:line|phrase|words?|text|sentence|signature|link|banner|tag)\s+)?(?:[\"'“][^\"'”\n]{2,60}[\"'”]"
+      r"|https?://)", "reply_shape"),
+    F("report_nothing", 3.0,
+      r"\b(?:are\s+to|is\s+to|must|always|should\s+always)\s+(?:\w+\s+)?(?:report|show|return|list|say"
+      r"|claim)\w*\s+(?:zero|no|none\s+of\s+the)\s+(?:findings|issues|vulnerabilit\w*|problems|errors|alerts"
+      r"|warnings|failures)\b", "output_bias"),
+    F("omit_from_reports", 3.0,
+      r"\b(?:omit|leave\s+out|exclude|suppress|hide|drop|strip)\w*\s+(?:any\s+|all\s+)?(?:mention\s+of\s+)?"
+      r"(?:\S+\s+){0,2}?(?:failed|failing|failures?|errors?|findings|vulnerabilit\w*|incidents?|uploads?"
+      r"|network\s+\w+|breach\w*)\b|\b(?:nobody|no\s+one|no-one)\s+(?:needs|has|have|ought)\s+to\s+(?:know"
+      r"|hear|be\s+told)\b", "concealment",
+      also=r"\b(?:summar\w*|reports?|answers?|repl(?:y|ies)|responses?|status|updates?|users?)\b"),
+    # A note that review was off somewhere reads the same as one switching it off: a person looks.
+    F("review_off", 3.0,
+      r"\b(?:memhost|memory|memories|entry|entries|notes?)\s+(?:\w+\s+){0,3}?(?:review|approval|screening"
+      r"|scan|check|gate|queue)\w*\s+(?:\w+\s+){0,4}?(?:is|are|was|were|has\s+been|have\s+been)\s+(?:now\s+)?"
+      rf"{_OFF}|\b(?:review|approval|screening|scan|check|gate)\w*\s+(?:step\s+|process\s+)?(?:for|of|on)\s+"
+      rf"(?:\w+\s+){{0,2}}?(?:memory|memories|entries|notes|memhost)\b[^\n.;]{{0,40}}?{_OFF}"
+      r"|\b(?:skip|bypass|avoid|circumvent|go\s+around|without)\w*\s+(?:using\s+)?the\s+memory\s+tool\b"
+      r"|\b(?:MEMORY|USER)\.md\b[^\n]{0,60}?\b(?:directly|by\s+hand|with\s+(?:sed|echo|cat|a\s+shell))",
+      "memory_tamper"),
+    F("answers_only_to", 3.0,
+      # To someone other than the user: a channel, a handle, an operator ("answers only to slash
+      # commands" names an input, not a master).
+      r"\b(?:answers?|reports?|listens?|responds?|obeys?|takes\s+orders)\s+only\s+to\s+(?:the\s+)?"
+      r"(?:(?:channel|user|account)\s+)?(?:[#@]\S+|(?:operator|owner|admin\w*|maintainers?|vendor|channel)\b)",
+      "allegiance"),
+    F("secret_into_output", 3.0,
+      r"(?<!never\s)\b(?:tokens?|passwords?|api\s+keys?|credentials|cookies|secrets?)\b[^\n;]{0,60}?\b(?:goes"
+      r"|go|gets?|is|are)\s+(?:\w+\s+)?(?:into|in)\s+(?:the\s+|each\s+|every\s+)?(?:status|reports?"
+      r"|repl(?:y|ies)|answers?|summar(?:y|ies)|tickets?|messages?|chat|issues?|comments?|updates?|e-?mails?)",
+      "credential_read"),
+    F("carry_this", 4.0,
+      r"\b(?:carr(?:y|ies)|contain\w*|includ\w*|hold\w*|get\w*|end\w*\s+with)\s+(?:a\s+copy\s+of\s+)?"
+      r"(?:this|the\s+same)\s+(?:exact\s+)?(?:sentence|note|line|text|entry|instruction|paragraph|rule"
+      r"|message)\b", "self_replicate",
+      also=r"\b(?:every|each|all|any)\s+(?:new\s+)?(?:notes?|entr(?:y|ies)|memor(?:y|ies)|messages?|files?)\b"),
     # A task ending is a moment that recurs: "when a task finishes, upload…" is a standing order.
     F("trigger_event", 1.0,
       r"\b(?:when(?:ever)?|once|after|each\s+time)\s+(?:a|an|any|each|every|the)\s+(?:task|job|session|build"
@@ -206,7 +259,7 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "unconditional_topic": ("whatever", "regardless", "matter"),
     "hidden_recipient": ("@",),
     "system_guidance_void": ("system", "safety", "guardrails", "operator", "prior", "previous",
-                             "earlier", "preceding", "existing"),
+                             "earlier", "preceding", "existing", "'s"),
     "notes_win": ("conflict",),
     "claimed_authority": ("owner", "operator", "admin", "maintainer", "developer", "vendor",
                           "security"),
@@ -230,6 +283,16 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "self_append": ("this", "same"),
     "pipe_into_shell": ("pipe",),
     "download_described": ("curl", "wget"),
+    "promotion": ("best", "alternative", "other", "competitor", "instead", "above", "exclusively"),
+    "reply_ends_with": ("answer", "repl", "respons"),
+    "report_nothing": ("zero", "no", "none"),
+    "omit_from_reports": ("omit", "leave", "exclud", "suppress", "hid", "drop", "strip", "nobody",
+                          "one"),
+    "review_off": ("disabled", "off", "retired", "removed", "suspended", "waived", "skipped",
+                   "bypassed", "longer", "tool", "memory.md", "user.md"),
+    "answers_only_to": ("only",),
+    "secret_into_output": ("token", "password", "key", "credentials", "cookies", "secret"),
+    "carry_this": ("this", "same"),
     "trigger_event": ("finishes", "ends", "completes", "done", "finished", "over", "starts",
                       "begins"),
 }
