@@ -33,6 +33,15 @@ def _no_entrypoint_providers(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(autouse=True)
+def _discovery_reads_afresh() -> None:
+    """Each test discovers from scratch: some fake what is installed by patching
+    ``importlib_metadata``, which the discovery caches' keys (file states) cannot see."""
+    from memhost.discovery import freshness
+
+    freshness.forget_all()
+
+
+@pytest.fixture(autouse=True)
 def _no_remembered_secrets() -> None:
     """Each test starts with no secret values remembered for masking: a value another test's
     home held must not make this test's text "secret"."""

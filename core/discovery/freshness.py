@@ -14,9 +14,10 @@ import sys
 import threading
 from collections.abc import Callable, Hashable
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
+_every: list[Remembered[Any]] = []
 
 
 def import_path_state() -> tuple[tuple[str, int | None], ...]:
@@ -43,6 +44,11 @@ class Remembered(Generic[T]):
     def __init__(self) -> None:
         self._items: dict[Hashable, tuple[Hashable, T]] = {}
         self._lock = threading.Lock()
+        _every.append(self)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
 
     def get(self, key: Hashable, state: Hashable, read: Callable[[], T]) -> T:
         with self._lock:
@@ -53,3 +59,10 @@ class Remembered(Generic[T]):
         with self._lock:
             self._items[key] = (state, value)
         return value
+
+
+def forget_all() -> None:
+    """Read everything again next time: for a test that fakes what is installed (a patched
+    ``importlib_metadata``), which no file's state would show."""
+    for remembered in _every:
+        remembered.clear()
