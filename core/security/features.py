@@ -197,7 +197,9 @@ _WRITTEN: tuple[Feature, ...] = (
     # A system's own traffic, described ("integration tests send … to https://api…"), is no order.
     F("exfil_channel", 3.0, rf"{_NOT_SYSTEM}{MOVE}{_ANY}{CHANNEL}"),
     # Within one clause: "the repo ships a .env.example; the real .env is ignored" moves nothing.
-    F("exfil_data", 2.5, rf"{MOVE}{_CLAUSE}{SENSITIVE}|{SENSITIVE}{_ANY}(?:to|an|à|a|para|给|到)\s*{CHANNEL}"),
+    F("exfil_data", 2.5, rf"\b{MOVE}{_CLAUSE}{SENSITIVE}"
+      # Data named starts a word, ".env", or a Chinese word: tried only there, not at every place.
+      rf"|(?:\b|(?=[.\u4e00-\u9fff])){SENSITIVE}{_ANY}(?:to|an|à|a|para|给|到)\s*{CHANNEL}"),
     F("markdown_image_data", 4.0, r"!\[[^\]\n]{0,200}\]\(\s*<?(?:https?:)?//[^)\s]*[?#{$][^)\n]*\)"),
     F("markdown_image", 1.5, r"!\[[^\]\n]{0,200}\]\(\s*<?(?:https?:)?//"),
     F("link_data", 3.0,
@@ -221,9 +223,11 @@ _WRITTEN: tuple[Feature, ...] = (
       # A source to fetch from (a URL, a host name, an address, a variable): "curl | bash" in prose
       # names the pattern, it is no command (see download_mention).
       # A file said to hold the pipe ("the Dockerfile does curl … | sh") is described, not run.
-      r"(?<!\bdoes\s)(?<!\bdoes\s`)(?<!\buses\s)(?<!\buses\s`)(?<!\bruns\s)(?<!\bruns\s`)(?<!\bhas\s)"
-      r"(?<!\bhas\s`)(?<!\bcontains\s)(?<!\bcontains\s`)(?<!\bcalls\s)(?<!\bcalls\s`)"
-      r"\b(?:curl|wget|iwr|invoke-webrequest|fetch)\b(?=[^\n|;]{0,200}?(?:://|\$|\b[\w-]+\.[a-z]{2,}\b"
+      # The look-behinds run only where a command word starts (the look-ahead fails fast elsewhere).
+      r"\b(?=curl|wget|iwr|invoke-webrequest|fetch)"
+      + _not_after("does", "uses", "runs", "has", "contains", "calls") +
+      r"(?<!\b(?:does|uses|runs)\s`)(?<!\bhas\s`)(?<!\bcalls\s`)(?<!\bcontains\s`)"
+      r"(?:curl|wget|iwr|invoke-webrequest|fetch)\b(?=[^\n|;]{0,200}?(?:://|\$|\b[\w-]+\.[a-z]{2,}\b"
       r"|\d+\.\d+\.\d+\.\d+))[^\n|;]{0,200}\|\s*(?:sudo\s+)?"
       r"(?:(?:ba|z|k|da|c)?sh|python[\d.]*|perl|ruby|node|php|iex|invoke-expression)\b"
       r"|\b(?:ba|z)?sh\s+<\(\s*(?:curl|wget)|\bsh\s+-c\s+[\"']?\$\(\s*(?:curl|wget)"

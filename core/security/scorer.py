@@ -155,7 +155,7 @@ _LEET_INSIDE = re.compile(r"[^\W\d_][0134579@$!|€]+[^\W\d_]|^[0134579@$][^\W\d
 
 def _unleet(token: str, table: dict[int, str] | None) -> str:
     """A word written with digits or symbols among its letters, read as letters."""
-    if not _LEET_INSIDE.search(token):
+    if token.isalpha() or not _LEET_INSIDE.search(token):  # most words: letters only
         return token
     if table is None:
         token = _ONE.sub(_one_as, token)

@@ -35,7 +35,8 @@ _OUTPUT = (r"(?:answers?|repl(?:y|ies)|responses?|outputs?|messages?|e-?mails?|m
 #: "every answer", "any HTML you generate", "all the emails you draft".
 _EVERY_OUTPUT = (rf"\b(?:every|each|all|any)\s+(?:of\s+)?(?:the\s+|your\s+)?(?:\w+\s+)?{_OUTPUT}\b")
 #: Content that carries something out or in: a link, an image, a pixel, a script.
-_PAYLOAD = (r"(?:https?://\S+|<\s*(?:img|script|iframe|a|link)\b[^>\n]{0,200}>|!\[[^\]\n]{0,80}\]\(\S+"
+#: (Only its start is matched: what follows is free text, and consuming it would backtrack.)
+_PAYLOAD = (r"(?:https?://|<\s*(?:img|script|iframe|a|link)\b|!\["
             r"|\b(?:tracking\s+)?(?:pixel|beacon|referral\s+(?:link|code)|affiliate\s+(?:link|code)))")
 _ADDRESS = r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"
 #: What an agent is given to go by, named as the deployment's own.
@@ -251,7 +252,7 @@ FEATURES: tuple[Feature, ...] = (
 )
 
 ANCHORS: dict[str, tuple[str, ...]] = {
-    "payload_in_every_output": ("http", "<", "](", "pixel", "beacon", "referral", "affiliate"),
+    "payload_in_every_output": ("http", "<", "![", "pixel", "beacon", "referral", "affiliate"),
     "tracking_pixel": ("img", "pixel"),
     "product_push": ("whatever", "regardless", "matter", "even", "unprompted", "whenever"),
     "fixed_verdict": ("always", "never", "safe", "secure", "clean", "approved", "passing",
@@ -259,7 +260,8 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "unconditional_topic": ("whatever", "regardless", "matter"),
     "hidden_recipient": ("@",),
     "system_guidance_void": ("system", "safety", "guardrails", "operator", "prior", "previous",
-                             "earlier", "preceding", "existing", "'s"),
+                             "earlier", "preceding", "existing", "assistant's", "agent's",
+                             "model's", "bot's"),
     "notes_win": ("conflict",),
     "claimed_authority": ("owner", "operator", "admin", "maintainer", "developer", "vendor",
                           "security"),
@@ -285,7 +287,8 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "download_described": ("curl", "wget"),
     "promotion": ("best", "alternative", "other", "competitor", "instead", "above", "exclusively"),
     "reply_ends_with": ("answer", "repl", "respons"),
-    "report_nothing": ("zero", "no", "none"),
+    "report_nothing": ("finding", "issue", "vulnerabilit", "problem", "error", "alert", "warning",
+                       "failure"),
     "omit_from_reports": ("omit", "leave", "exclud", "suppress", "hid", "drop", "strip", "nobody",
                           "one"),
     "review_off": ("disabled", "off", "retired", "removed", "suspended", "waived", "skipped",
