@@ -66,7 +66,7 @@ MOVE = (r"(?<![/\w.-])(?:send\w*|sent|upload\w*|post(?:s|ed|ing)?|transmit\w*|fo
         r"|mande\w*|发送|发给|发到|上传|转发|传到)")
 #: Verbs that show or read something.
 DISCLOSE = (r"(?<![/\w.-])(?:print\w*|cat|show\w*|display\w*|output\w*|paste\w*|include\w*"
-            r"|reveal\w*|read\w*|dump\w*|cp|scp|rsync|copy|copie[sd]|upload\w*|send\w*|base64"
+            r"|reveal\w*|read\w*|dump\w*|cp|scp|rsync|copy|copie[sd]|upload\w*|send\w*|base64|attach\w*"
             r"|summari[sz]e\w*|echo|(?:less|more|head|tail|type)(?=\s+\S*(?:~|/|\.\w)))")
 CREDENTIAL_PATH = (
     r"(?:\.aws/(?:credentials|config)\b|\.ssh/id_\w+|\bid_(?:rsa|ed25519|ecdsa|dsa)\b|\.netrc\b"

@@ -41,7 +41,8 @@ _PAYLOAD = (r"(?:https?://|<\s*(?:img|script|iframe|a|link)\b|!\["
 _ADDRESS = r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"
 #: What an agent is given to go by, named as the deployment's own.
 _SYSTEM_GUIDANCE = (r"(?:system\s+(?:prompt|message|instructions?)|safety\s+(?:rules?|guidelines?"
-                    r"|instructions?|polic(?:y|ies)|settings?|configuration|config|filters|constraints)"
+                    r"|instructions?|polic(?:y|ies)|settings?|configuration|config|filters|constraints"
+                    r"|checks?)|security\s+checks?"
                     r"|guardrails|operator\s+instructions?"
                     r"|(?:assistant|agent|model|bot)'s\s+(?:restrictions|limits|rules|filters|constraints)"
                     r"|(?:prior|previous|earlier|preceding|existing)\s+(?:directives?|instructions?"
@@ -80,7 +81,10 @@ FEATURES: tuple[Feature, ...] = (
       rf"|advertis|mention|cite)\w*\s+(?:\S+\s+){{0,4}}?{_PAYLOAD}[^\n]{{0,60}}?{_EVERY_OUTPUT}"
       # Said as a fact about what the agent writes: "every commit message you write ends with …".
       rf"|{_EVERY_OUTPUT}\s+(?:that\s+)?you\s+\w+[^\n]{{0,30}}?\b(?:ends?|starts?|begins?|closes?|includes?"
-      rf"|contains?|carr(?:y|ies)|finishes|gets?|has|have)\b[^\n]{{0,40}}?{_PAYLOAD}", "reply_shape"),
+      rf"|contains?|carr(?:y|ies)|finishes|gets?|has|have)\b[^\n]{{0,40}}?{_PAYLOAD}"
+      rf"|\b(?:your|the\s+(?:assistant|agent|model|bot)'s)\s+(?:\w+\s+)?{_OUTPUT}\s+(?:(?:always|should|must"
+      rf"|will)\s+){{0,2}}(?:link|point|end|start|includ|contain|carr|refer|mention)\w*\b[^\n]{{0,40}}?{_PAYLOAD}",
+      "reply_shape"),
     F("tracking_pixel", 3.0,
       r"<\s*img\b[^>\n]{0,200}?\b(?:width|height)\s*=\s*[\"']?[01]\b[^>\n]{0,80}?\b(?:width|height)\s*=\s*"
       r"[\"']?[01]\b|\btracking\s+pixel\b", "markdown_image"),
@@ -127,7 +131,8 @@ FEATURES: tuple[Feature, ...] = (
       r"|you(?:'re|\s+are)\s+(?:talking|speaking)\s+(?:to|with)))\b", "allegiance"),
     F("actual_role", 3.0,
       r"\byour\s+(?:actual|real|true|proper|only|new)\s+(?:role|job|identity|name|purpose|task|master"
-      r"|owner)\b(?:\s+\S+){0,4}?\s+(?:is|will\s+be)\b", "identity"),
+      r"|owner)\b(?:\s+\S+){0,4}?\s+(?:is|will\s+be)\b|\byou\s+(?:operate|work|act|go|run)\w*\s+under\s+the"
+      r"\s+name\b", "identity"),
     # -- blanket permission --------------------------------------------------------------------
     F("blanket_permission", 3.0,
       r"\b(?:the\s+)?(?:agent|assistant|ai|model|bot|you)\s+(?:may|can|is\s+(?:allowed|permitted|free"
@@ -145,7 +150,11 @@ FEATURES: tuple[Feature, ...] = (
     F("auto_approve", 4.0,
       r"\b(?:auto-?(?:approv|accept|confirm|allow|merg)\w*|(?:approv|accept|confirm|okay|allow"
       r"|whitelist)\w*\s+(?:\S+\s+){0,4}?(?:automatically|blindly|unreviewed|without\s+(?:review\w*"
-      r"|looking|checking|reading|asking)))",
+      r"|looking|checking|reading|asking)))"
+      r"|\btreat\w*\s+(?:them|it|these|those|all|every\w*|pending\s+\w+|staged\s+\w+)\s+as\s+(?:already\s+)?"
+      r"(?:approved|reviewed|accepted|trusted|verified)\b|\b(?:no\s+longer|don't|do\s+not|never)\s+(?:need|require)s?"
+      r"\s+(?:a\s+)?(?:human|person|review\w*|approval|sign-?off)|\bapprov\w*\s+(?:everything|all(?:\s+of\s+them)?"
+      r"|each|every\s+\w+)\s+(?:at|on|during)\s+(?:startup|start|session\s+start|boot|launch|login)\b",
       "memory_tamper", also=r"\b(?:memor\w*|pending|entr(?:y|ies)|notes?|queue|staged|memhost)\b"),
     F("no_review_needed", 2.0,
       r"\bno\s+(?:review|approval|confirmation|check|sign-?off)s?\s+(?:is\s+)?(?:needed|required"
@@ -160,8 +169,9 @@ FEATURES: tuple[Feature, ...] = (
       # The agent's own traces: shell history, its logs. "Purge the leaked key from git history" is
       # how a secret is cleaned up, not a cover-up.
       r"(?:from|out\s+of)\s+(?:the\s+|your\s+|any\s+|~/)?(?:(?:shell|command|bash|zsh|terminal)\s+history"
-      r"|\.?(?:bash|zsh)_history|(?:agent|audit|session|system|access)\s+logs?|the\s+logs?|transcripts?)\b",
-      "anti_forensic"),
+      r"|\.?(?:bash|zsh)_history|(?:agent|audit|session|system|access)\s+logs?|the\s+logs?|transcripts?)\b"
+      r"|\b(?:clear|wip|eras|delet|truncat|shred|rm)\w*\s+(?:-\w+\s+)?(?:the\s+|your\s+)?(?:~/\.(?:bash|zsh)_history"
+      r"|(?:shell|bash|zsh|command|terminal)\s+history|agent\s+logs?)\b", "anti_forensic"),
     F("deny_when_asked", 3.0,
       # The answer is an order ("…, say no"), not someone's habit ("the user prefers to say nothing").
       r"\b(?:if|when(?:ever)?)\s+(?:\w+\s+){0,2}?(?:asks?|asked|questions?|inquires?)\b[^\n]{0,80}?[,;:]\s*(?:just\s+|always\s+|simply\s+"
@@ -217,7 +227,8 @@ FEATURES: tuple[Feature, ...] = (
       r"\b(?:omit|leave\s+out|exclude|suppress|hide|drop|strip)\w*\s+(?:any\s+|all\s+)?(?:mention\s+of\s+)?"
       r"(?:\S+\s+){0,2}?(?:failed|failing|failures?|errors?|findings|vulnerabilit\w*|incidents?|uploads?"
       r"|network\s+\w+|breach\w*)\b|\b(?:nobody|no\s+one|no-one)\s+(?:needs|has|have|ought)\s+to\s+(?:know"
-      r"|hear|be\s+told)\b", "concealment",
+      r"|hear|be\s+told)\b|\bso\s+(?:that\s+)?(?:nobody|no\s+one|no-one|the\s+user)\s+(?:ever\s+)?(?:sees|knows"
+      r"|notices|finds\s+out|can\s+see|will\s+(?:see|know|notice))\b", "concealment",
       also=r"\b(?:summar\w*|reports?|answers?|repl(?:y|ies)|responses?|status|updates?|users?)\b"),
     # A note that review was off somewhere reads the same as one switching it off: a person looks.
     F("review_off", 3.0,
@@ -232,8 +243,9 @@ FEATURES: tuple[Feature, ...] = (
       # To someone other than the user: a channel, a handle, an operator ("answers only to slash
       # commands" names an input, not a master).
       r"\b(?:answers?|reports?|listens?|responds?|obeys?|takes\s+orders)\s+only\s+to\s+(?:the\s+)?"
-      r"(?:(?:channel|user|account)\s+)?(?:[#@]\S+|(?:operator|owner|admin\w*|maintainers?|vendor|channel)\b)",
-      "allegiance"),
+      r"(?:(?:channel|user|account)\s+)?(?:[#@]\S+|(?:operator|owner|admin\w*|maintainers?|vendor|channel)\b)"
+      r"|\b(?:take|takes|taking|accept\w*|follow\w*)\s+(?:directions?|orders|instructions|commands)\s+(?:only\s+)?"
+      r"from\s+(?:\S+\s+){0,4}?(?:[#@]\S+|(?:the\s+)?(?:operator|vendor)\b)", "allegiance"),
     F("secret_into_output", 3.0,
       r"(?<!never\s)\b(?:tokens?|passwords?|api\s+keys?|credentials|cookies|secrets?)\b[^\n;]{0,60}?\b(?:goes"
       r"|go|gets?|is|are)\s+(?:\w+\s+)?(?:into|in)\s+(?:the\s+|each\s+|every\s+)?(?:status|reports?"
@@ -261,20 +273,21 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "hidden_recipient": ("@",),
     "system_guidance_void": ("system", "safety", "guardrails", "operator", "prior", "previous",
                              "earlier", "preceding", "existing", "assistant's", "agent's",
-                             "model's", "bot's"),
+                             "model's", "bot's", "security"),
     "notes_win": ("conflict",),
     "claimed_authority": ("owner", "operator", "admin", "maintainer", "developer", "vendor",
                           "security"),
     "untrusted_trusted": ("trust", "authoritative", "binding", "obeyed", "followed", "authority",
                           "priority", "precedence", "outrank", "overrid", "behalf"),
     "allegiance_shift": ("not",),
-    "actual_role": ("your",),
+    "actual_role": ("your", "under"),
     "blanket_permission": ("may", "can", "allowed", "permitted", "free", "cleared", "permission"),
     "block_delimiter": ("end", "begin", "start", "close"),
     "defence_setting_off": ("review", "approv", "confirm", "screen", "judge", "stage_at",
                             "refuse_at", "risk", "threshold", "safety", "guard", "sandbox",
                             "verif", "injection"),
-    "auto_approve": ("auto", "automatically", "blindly", "unreviewed", "without"),
+    "auto_approve": ("auto", "automatically", "blindly", "unreviewed", "without", "treat", "need",
+                     "require", "approv"),
     "no_review_needed": ("review", "approval", "confirmation", "check", "sign"),
     "host_mount": ("docker",),
     "scrub_traces": ("history", "log", "audit", "transcript"),
@@ -290,10 +303,10 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "report_nothing": ("finding", "issue", "vulnerabilit", "problem", "error", "alert", "warning",
                        "failure"),
     "omit_from_reports": ("omit", "leave", "exclud", "suppress", "hid", "drop", "strip", "nobody",
-                          "one"),
+                          "one", "user"),
     "review_off": ("disabled", "off", "retired", "removed", "suspended", "waived", "skipped",
                    "bypassed", "longer", "tool", "memory.md", "user.md"),
-    "answers_only_to": ("only",),
+    "answers_only_to": ("only", "from"),
     "secret_into_output": ("token", "password", "key", "credentials", "cookies", "secret"),
     "carry_this": ("this", "same"),
     "trigger_event": ("finishes", "ends", "completes", "done", "finished", "over", "starts",
