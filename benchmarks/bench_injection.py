@@ -15,10 +15,10 @@ counts by the worse of the two outcomes, then by the snapshot (which reads adjac
 together). Rows: one per attack class and per corpus (the attacks written with the scorer, the
 first held-out set written after it and since used for development, the second held-out set
 written before the scorer's second round, measured once on it and used for development since the
-third, the third held-out set written by someone who saw neither the scorer nor the other
-corpora, and the payloads of the spikee red-teaming kit when it is installed:
+third, the third and fourth held-out sets, each written by someone who saw neither the scorer
+nor the other corpora (the third used for development since the fourth round), and the payloads of the spikee red-teaming kit when it is installed:
 ``pip install memhost[injection-corpus]``), the benign notes and the held-out benign notes
-written with the third set (accepted / staged / refused), every attack planted by hand in the file (withheld / neutralised / live), the
+written with the third and fourth sets (accepted / staged / refused), every attack planted by hand in the file (withheld / neutralised / live), the
 scoring cost per entry and the cold snapshot cost (a fresh process, no saved scores).
 """
 
@@ -226,6 +226,7 @@ def injection(ctx: Context) -> list[Row]:
     held_out = load_attacks("attacks_heldout.jsonl")
     held_out2 = load_attacks("attacks_heldout2.jsonl")
     held_out3 = load_attacks("attacks_heldout3.jsonl")
+    held_out4 = load_attacks("attacks_heldout4.jsonl")
     benign = load_benign()
     rows: list[Row] = []
     with ctx.folder("injection") as root:
@@ -233,6 +234,7 @@ def injection(ctx: Context) -> list[Row]:
         rows += tally(ctx, root / "held", held_out, "held-out")
         rows += tally(ctx, root / "held2", held_out2, "held-out 2")
         rows += tally(ctx, root / "held3", held_out3, "held-out 3")
+        rows += tally(ctx, root / "held4", held_out4, "held-out 4")
         public = spikee_payloads()
         if public is None:
             rows.append(unavailable("injection", NOT_INSTALLED, "spikee is not installed "
@@ -242,7 +244,8 @@ def injection(ctx: Context) -> list[Row]:
             rows += tally(ctx, root / "spikee", public, "spikee")
         rows.append(benign_row(root, benign))
         rows.append(benign_row(root, load_benign("benign_heldout.txt"), "benign held-out"))
-        rows.append(planted_row(root, attacks + held_out + held_out2 + held_out3))
+        rows.append(benign_row(root, load_benign("benign_heldout4.txt"), "benign held-out 4"))
+        rows.append(planted_row(root, attacks + held_out + held_out2 + held_out3 + held_out4))
         texts = benign + [a["text"] for a in attacks if isinstance(a["text"], str)]
         rows.append(cost_row(ctx, texts))
         rows.append(cold_snapshot_row(ctx, root))
