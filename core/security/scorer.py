@@ -9,17 +9,13 @@
 * ``hidden``: what Unicode tag characters (U+E0020–E007E) spell, an invisible copy of ASCII;
 * ``leet``: digits and symbols inside words read as the letters they stand for;
 * ``decoded``: base64 and hex runs, decoded and read again;
-* ``shifted``: a text in rot13 or another Caesar shift, shifted back
-  (:mod:`memhost.security.ciphers`);
-* ``native``: for text in other scripts, the words as written, without folding confusables
-  (folding would turn a Russian word into Latin look-alikes); it counts as plain text.
+* ``shifted``: rot13 or another Caesar shift, shifted back (:mod:`memhost.security.ciphers`);
+* ``native``: text in other scripts as written, confusables not folded (folding would turn a
+  Russian word into Latin look-alikes); it counts as plain text.
 
-A view other than ``text`` that scores adds :data:`~memhost.security.features.OBFUSCATION_WEIGHT`:
-hiding an instruction is evidence on its own. :meth:`Assessment.outcome` turns the score into
-accept, stage or refuse with the thresholds of a :class:`Policy` (``[injection]`` in config).
-
-Most entries are short plain notes: an ASCII text with no feature anchor costs one pass of one
-combined pattern per view.
+A view other than ``text`` that scores adds :data:`~memhost.security.features.OBFUSCATION_WEIGHT`.
+:meth:`Assessment.outcome` turns the score into accept, stage or refuse with a :class:`Policy`
+(``[injection]`` in config). An ASCII text with no anchor costs one pattern pass per view.
 """
 
 from __future__ import annotations
@@ -75,7 +71,12 @@ class Assessment:
     evidence: tuple[Evidence, ...]
 
     def outcome(self, policy: Policy) -> str:
-        return policy.outcome(self.score)
+        """One feature alone stages at most: a user's own notes mention one risky thing at a
+        time (a `curl | sh`, a key file's path); a refusal needs two, or a secret."""
+        outcome = policy.outcome(self.score)
+        if outcome == REFUSE and len(self.reasons) < 2 and "secret_value" not in self.reasons:
+            return STAGE
+        return outcome
 
     @property
     def reasons(self) -> tuple[str, ...]:

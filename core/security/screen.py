@@ -82,7 +82,7 @@ class Screen:
 
     def decide(self, text: str) -> Decision:
         assessment = scorer.assess(text)
-        outcome = self.policy.outcome(assessment.score)
+        outcome = assessment.outcome(self.policy)
         if outcome != STAGE or self.judge is None:
             return Decision(outcome, assessment)
         verdict = self.judge.classify(text)
@@ -97,7 +97,7 @@ class Screen:
         not refuse it."""
         if decision is None:
             assessment = scorer.assess(text)
-            if self.policy.outcome(assessment.score) != REFUSE:
+            if assessment.outcome(self.policy) != REFUSE:
                 return None
             decision = Decision(REFUSE, assessment)
         elif decision.outcome != REFUSE:
