@@ -29,7 +29,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
-from memhost.security import ciphers, confusables, features
+from memhost.security import anchors, ciphers, confusables, features
 from memhost.security import masking, redact
 from memhost.security.text import strip_invisible
 
@@ -236,52 +236,6 @@ def _compiled() -> tuple[_Compiled, ...]:
     return tuple(_Compiled(f) for f in features.FEATURES)
 
 
-@cache
-def _anchor_finder(ascii_only: bool) -> tuple[re.Pattern[str], dict[str, frozenset[str]]]:
-    """One pattern finding every anchor literal present, and each literal's sub-literals (a
-    match is the longest literal starting at a place; the shorter ones inside it are present
-    too). An ASCII text cannot hold the other languages' literals: its pattern leaves them out
-    and tries fewer branches at every place."""
-    literals = sorted({lit for lits in features.ANCHORS.values() for lit in lits
-                       if lit.isascii() or not ascii_only}, key=len, reverse=True)
-    finder = re.compile(f"(?=({_trie(literals)}))")
-    # A literal's sub-literals from its own substrings (a few dozen each), not by testing every
-    # literal against every other (hundreds squared, most of this function's cost at start-up).
-    known = set(literals)
-    inside = {m: frozenset(m[i:j] for i in range(len(m)) for j in range(i + 1, len(m) + 1)
-                           if m[i:j] in known) for m in literals}
-    return finder, inside
-
-
-def _trie(words: list[str]) -> str:
-    """A regex matching any of ``words``, the longest where several start at one place (one
-    pass, no backtracking over alternatives that share a prefix)."""
-    root: dict[str, dict] = {}
-    for word in words:
-        node = root
-        for ch in word:
-            node = node.setdefault(ch, {})
-        node[""] = {}
-
-    def emit(node: dict[str, dict]) -> str:
-        branches = [re.escape(ch) + emit(child) for ch, child in sorted(node.items()) if ch]
-        if not branches:
-            return ""
-        body = branches[0] if len(branches) == 1 and "" not in node else f"(?:{'|'.join(branches)})"
-        return body + ("?" if "" in node else "")
-
-    return emit(root)
-
-
-def _present(text: str) -> set[str]:
-    lowered = text.lower()
-    finder, inside = _anchor_finder(lowered.isascii())
-    found: set[str] = set()
-    for literal in finder.findall(lowered):
-        found |= inside[literal]
-    return found
-
-
 #: Set to False to run every feature on every text (what the anchors are checked against).
 USE_ANCHORS = True
 
@@ -310,7 +264,7 @@ def _score_view(text: str, view: str) -> dict[str, Evidence]:
         # Only the features whose anchors are present, in their order: a few of ninety.
         always, by_literal = _by_anchor()
         chosen = set(always)
-        for literal in _present(text):
+        for literal in anchors.present(text):
             chosen.update(by_literal.get(literal, ()))
         run = [every[i] for i in sorted(chosen)]
     else:
@@ -389,7 +343,7 @@ def assess_together(first: str, second: str, alone: float) -> Assessment | None:
 @cache
 def version() -> str:
     """A name for what :func:`assess` finds; changes with any feature, weight or table."""
-    parts = ["score-1", str(MAX_SCAN_CHARS), ciphers.VERSION, unicodedata.unidata_version,
+    parts = ["score-2", str(MAX_SCAN_CHARS), ciphers.VERSION, unicodedata.unidata_version,
              f"{sys.version_info[0]}.{sys.version_info[1]}", confusables.version(),
              repr(features.OBFUSCATION_WEIGHT), repr(features.INVISIBLE_WEIGHT),
              repr(features.BIDI_WEIGHT), repr(features.QUOTED_FACTOR), repr(features.SECRET_WEIGHT)]
