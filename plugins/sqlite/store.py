@@ -24,6 +24,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from contextlib import suppress
+from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -50,6 +51,7 @@ class StoreError(Exception):
     """The database cannot be used (not a passing failure); the message says why."""
 
 
+@cache  # the SQLite a process has loaded does not change; a hub asks at every manager it opens
 def fts5_problem() -> str | None:
     """Why this Python's SQLite cannot run the store, or ``None``."""
     try:
