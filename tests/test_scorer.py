@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import json
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -346,3 +347,14 @@ def test_the_version_names_the_features(monkeypatch: pytest.MonkeyPatch) -> None
         assert scorer.version() != before
     finally:
         scorer.version.cache_clear()
+
+
+def test_anchors_are_looked_for_in_every_case_the_patterns_match() -> None:
+    # re's IGNORECASE makes these letters equal; an anchor looked for with str.lower missed
+    # them, so a feature whose pattern matched never ran (a Turkish word in capitals).
+    pairs = [("i", "I"), ("i", "İ"), ("i", "ı"), ("s", "ſ"), ("k", "\u212a"), ("σ", "ς"),
+             ("μ", "µ"), ("ß", "ẞ")]
+    for lower, other in pairs:
+        assert re.fullmatch(lower, other, re.IGNORECASE)
+        assert anchors.fold(lower) == anchors.fold(other), (lower, other)
+    assert anchors.fold("ARTIK") == anchors.fold("artık")

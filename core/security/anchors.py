@@ -34,15 +34,16 @@ def _anchor_finder(ascii_only: bool) -> tuple[re.Pattern[str], dict[str, frozens
     return finder, inside
 
 
-#: The patterns ignore case as ``re`` does, one character at a time: "I", "İ" and "ı" all match
-#: "i" (a Turkish word in capitals), "ſ" matches "s", the Kelvin sign "k". ``str.lower`` keeps
-#: "ı" and turns "İ" into two characters, so the anchors are looked for in this folding.
-_FOLD_UPPER = str.maketrans({"İ": "i", "K": "k"})
-_FOLD_LOWER = str.maketrans({"ı": "i", "ſ": "s"})
+#: The patterns ignore case as ``re`` does, a character at a time, which makes more letters
+#: equal than ``str.lower`` does: "I", "İ" and "ı" all match "i" (a Turkish word in capitals),
+#: "ſ" matches "s", the Kelvin sign "k", "ς" matches "σ", "µ" matches "μ". ``casefold`` joins all
+#: of those but the Turkish ones, done here; it also writes "ß" as "ss", in the anchors too.
+_FOLD_UPPER = str.maketrans({"İ": "i"})
+_FOLD_LOWER = str.maketrans({"ı": "i"})
 
 
 def fold(text: str) -> str:
-    return text.translate(_FOLD_UPPER).lower().translate(_FOLD_LOWER)
+    return text.translate(_FOLD_UPPER).casefold().translate(_FOLD_LOWER)
 
 
 def _trie(words: list[str]) -> str:
