@@ -1,6 +1,10 @@
 """Both HTTP servers (settings page, MCP over HTTP) cut off a client that sends its headers
 slowly, bound how many connections may sit open, and escape control characters in the access
-log. Real servers, real sockets."""
+log. Real servers, real sockets.
+
+The servers here run with a 2-second header deadline (``MEMHOST_HEADER_TIMEOUT``), so the
+tests watch the deadline fire without waiting the default ten seconds; one test checks the
+default is what a server without the variable uses."""
 
 from __future__ import annotations
 
@@ -15,15 +19,27 @@ from pathlib import Path
 
 import pytest
 
-from memhost.web.slowclients import HEADER_TIMEOUT, MAX_CONNECTIONS
+from memhost.errors import MemhostError
+from memhost.web.slowclients import (
+    HEADER_TIMEOUT,
+    HEADER_TIMEOUT_ENV,
+    MAX_CONNECTIONS,
+    HeaderDeadlineProtocol,
+    header_timeout,
+    uvicorn_options,
+)
 from test_settings_api import SCRIPT, make_home, start_server
+
+#: The header deadline the servers under test run with.
+DEADLINE = 2.0
 
 
 @pytest.fixture(params=["settings", "mcp"])
 def server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[int, str]]:
     """``(port, Host header)`` of a running server of each kind."""
     if request.param == "settings":
-        s = start_server(make_home(tmp_path), tmp_path / "logs")
+        s = start_server(make_home(tmp_path), tmp_path / "logs",
+                         env={HEADER_TIMEOUT_ENV: str(DEADLINE)})
         try:
             yield s.port, f"127.0.0.1:{s.port}"
         finally:
@@ -32,7 +48,8 @@ def server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[int
     assert SCRIPT
     home = tmp_path / "home"
     proc = subprocess.Popen([SCRIPT, "mcp", "--transport", "http", "--port", "0"],
-                            env={**os.environ, "MEMHOST_HOME": str(home)},
+                            env={**os.environ, "MEMHOST_HOME": str(home),
+                                 HEADER_TIMEOUT_ENV: str(DEADLINE)},
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stderr is not None
@@ -63,7 +80,7 @@ def test_headers_sent_slowly_are_cut_off(server: tuple[int, str]) -> None:
     try:
         sock.sendall(b"GET / HTTP/1.1\r\n")
         header = f"Host: {host}\r\nX-Slow: " + "a" * 200
-        for ch in header:  # one byte every 0.25 s: never a complete head
+        for ch in header:  # one byte every 0.1 s: never a complete head
             try:
                 data = sock.recv(1024)
                 if data == b"":
@@ -76,14 +93,14 @@ def test_headers_sent_slowly_are_cut_off(server: tuple[int, str]) -> None:
                 sock.send(ch.encode())
             except (BrokenPipeError, ConnectionResetError):
                 break
-            time.sleep(0.25)
-            assert time.monotonic() - started < HEADER_TIMEOUT + 10, "still open"
+            time.sleep(0.1)
+            assert time.monotonic() - started < DEADLINE + 10, "still open"
         else:
             pytest.fail("the server kept reading a head that never ended")
         elapsed = time.monotonic() - started
     finally:
         sock.close()
-    assert HEADER_TIMEOUT - 1 <= elapsed <= HEADER_TIMEOUT + 5
+    assert DEADLINE - 0.5 <= elapsed <= DEADLINE + 5
     assert status_of(port, host) != 503  # the server itself is fine
 
 
@@ -94,10 +111,10 @@ def test_idle_connections_are_bounded_and_expire(server: tuple[int, str]) -> Non
     try:
         time.sleep(0.5)
         assert status_of(port, host) == 503  # past the bound: refused, not queued for ever
-        deadline = time.monotonic() + HEADER_TIMEOUT + 10
+        deadline = time.monotonic() + DEADLINE + 10
         while status_of(port, host) == 503:
             assert time.monotonic() < deadline, "idle connections were never closed"
-            time.sleep(0.5)
+            time.sleep(0.2)
     finally:
         for sock in idle:
             sock.close()
@@ -114,3 +131,35 @@ def test_access_log_escapes_control_characters(tmp_path: Path) -> None:
     assert "\x1b" not in log
     assert not re.search(r"^memhost settings: GET /forged", log, re.M)
     assert "x%0Amemhost settings: GET /forged%1B[31m" in log
+
+
+def test_the_header_deadline_is_ten_seconds_unless_the_environment_says_otherwise(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    assert header_timeout({}) == HEADER_TIMEOUT == 10.0
+    assert header_timeout({HEADER_TIMEOUT_ENV: " 2.5 "}) == 2.5
+    monkeypatch.delenv(HEADER_TIMEOUT_ENV, raising=False)
+    assert uvicorn_options()["http"].header_timeout == 10.0
+    monkeypatch.setenv(HEADER_TIMEOUT_ENV, "30")
+    protocol = uvicorn_options()["http"]
+    assert issubclass(protocol, HeaderDeadlineProtocol) and protocol.header_timeout == 30.0
+    assert HeaderDeadlineProtocol.header_timeout == 10.0  # other servers keep the default
+
+
+@pytest.mark.parametrize("bad", ["0", "-1", "ten", "nan", "inf", "1e999"])
+def test_a_bad_header_deadline_is_refused_with_what_to_do(bad: str) -> None:
+    with pytest.raises(MemhostError, match=f"{HEADER_TIMEOUT_ENV} must be a positive number"):
+        header_timeout({HEADER_TIMEOUT_ENV: bad})
+
+
+@pytest.mark.parametrize("command", [["settings", "serve", "--port", "0"],
+                                     ["mcp", "--transport", "http", "--port", "0"]])
+def test_a_bad_header_deadline_stops_the_server_before_it_serves(
+        command: list[str], tmp_path: Path) -> None:
+    assert SCRIPT
+    done = subprocess.run([SCRIPT, *command], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "MEMHOST_HOME": str(tmp_path / "home"),
+                               HEADER_TIMEOUT_ENV: "ten"})
+    assert done.returncode != 0
+    assert HEADER_TIMEOUT_ENV in done.stderr and "positive number of seconds" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert "127.0.0.1:" not in done.stdout + done.stderr  # it never served

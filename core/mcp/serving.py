@@ -69,6 +69,7 @@ def serve_http(home: Path, port: int, token: str, user_id: str = "") -> int:
     from memhost.mcp.server import MemoryMcpServer
     from memhost.web.slowclients import uvicorn_options
 
+    bounds = uvicorn_options()  # before listening: a bad MEMHOST_HEADER_TIMEOUT stops here
     # Listening now, not when uvicorn is up: a client that read the banner below may connect at
     # once, and waits in the backlog instead of being refused.
     listener = loopback.listen(port)
@@ -88,7 +89,7 @@ def serve_http(home: Path, port: int, token: str, user_id: str = "") -> int:
             self.should_exit = True
 
     config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on",
-                            timeout_graceful_shutdown=3, **uvicorn_options())
+                            timeout_graceful_shutdown=3, **bounds)
     # The token is printed on purpose (the user needs it): past the output's secret masking.
     banner = unscrubbed(sys.stderr)
     print(f"memhost mcp: serving {url} (MCP over streamable HTTP, this machine only)",

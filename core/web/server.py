@@ -66,13 +66,14 @@ def serve(home: Path, *, port: int = DEFAULT_PORT, open_browser: bool = False,
     from memhost.web.security import new_token
 
     out = out or sys.stdout
+    bounds = uvicorn_options()  # before binding: a bad MEMHOST_HEADER_TIMEOUT stops here
     sock = bind(port)
     actual = sock.getsockname()[1]
     token = new_token()
     app = create_app(home, token=token, port=actual, memory_home=memory_home)
     config = uvicorn.Config(app, log_config=LOG_CONFIG, access_log=False, server_header=False,
                             proxy_headers=False, lifespan="off", timeout_graceful_shutdown=3,
-                            **uvicorn_options())
+                            **bounds)
     server = uvicorn.Server(config)
     url = f"http://{HOST}:{actual}/?token={token}"
     shown = unscrubbed(out)  # the token is printed on purpose: past the output's secret masking

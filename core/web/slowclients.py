@@ -9,18 +9,25 @@ a byte at a time (slowloris) holds a connection for ever, and enough of them hol
 parsed: a connection whose request headers are not complete within :data:`HEADER_TIMEOUT`
 seconds of its start (or of the previous response) is closed. :func:`uvicorn_options` is what
 both servers pass to ``uvicorn.Config``.
+
+``MEMHOST_HEADER_TIMEOUT`` (seconds, a positive number) changes that deadline for a server
+started with it set: longer for clients on a slow link, shorter where a quicker cut-off is
+wanted (memhost's own tests use it to watch the deadline fire without waiting ten seconds).
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
+import os
 from typing import Any
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-#: Seconds a client has to send a request's line and headers.
+#: Seconds a client has to send a request's line and headers (``MEMHOST_HEADER_TIMEOUT``).
 HEADER_TIMEOUT = 10.0
+HEADER_TIMEOUT_ENV = "MEMHOST_HEADER_TIMEOUT"
 #: Open connections (or running requests) past which new requests get 503: both servers serve
 #: one person on this machine.
 MAX_CONNECTIONS = 32
@@ -71,10 +78,36 @@ class HeaderDeadlineProtocol(H11Protocol):
             self.transport.close()
 
 
+def header_timeout(environ: dict[str, str] | None = None) -> float:
+    """The header deadline in seconds: ``MEMHOST_HEADER_TIMEOUT`` when set, else 10.
+
+    ``MemhostError`` for a value that is not a positive, finite number of seconds, so a typo
+    stops the server at start instead of leaving it without a deadline."""
+    raw = (os.environ if environ is None else environ).get(HEADER_TIMEOUT_ENV, "").strip()
+    if not raw:
+        return HEADER_TIMEOUT
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds > 0):
+        from memhost.errors import MemhostError
+
+        raise MemhostError(f"{HEADER_TIMEOUT_ENV} must be a positive number of seconds, not "
+                           f"{raw[:40]!r}; unset it for the default of {HEADER_TIMEOUT:g}")
+    return seconds
+
+
 def uvicorn_options() -> dict[str, Any]:
     """The ``uvicorn.Config`` options that bound slow and numerous clients."""
-    return {"http": HeaderDeadlineProtocol, "limit_concurrency": MAX_CONNECTIONS,
+    protocol: type[HeaderDeadlineProtocol] = HeaderDeadlineProtocol
+    seconds = header_timeout()
+    if seconds != HEADER_TIMEOUT:
+        protocol = type("HeaderDeadlineProtocol", (HeaderDeadlineProtocol,),
+                        {"header_timeout": seconds})
+    return {"http": protocol, "limit_concurrency": MAX_CONNECTIONS,
             "timeout_keep_alive": KEEP_ALIVE, "h11_max_incomplete_event_size": MAX_HEAD_BYTES}
 
 
-__all__ = ["HEADER_TIMEOUT", "HeaderDeadlineProtocol", "MAX_CONNECTIONS", "uvicorn_options"]
+__all__ = ["HEADER_TIMEOUT", "HEADER_TIMEOUT_ENV", "HeaderDeadlineProtocol", "MAX_CONNECTIONS",
+           "header_timeout", "uvicorn_options"]
