@@ -67,8 +67,10 @@ def _trie(words: list[str]) -> str:
 
 
 def present(text: str) -> set[str]:
-    lowered = fold(text)
-    finder, inside = _anchor_finder(lowered.isascii())
+    ascii_only = text.isascii()
+    # ASCII holds none of the letters fold() translates, and casefold is lower for it.
+    lowered = text.lower() if ascii_only else fold(text)
+    finder, inside = _anchor_finder(ascii_only or lowered.isascii())
     found: set[str] = set()
     for literal in finder.findall(lowered):
         found |= inside[literal]

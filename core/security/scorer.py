@@ -124,7 +124,7 @@ def _views(text: str) -> list[tuple[str, str]]:
         if hidden.strip():
             views.append(("hidden", hidden))
     base = views[0][1]
-    if _LEET_MARKS.search(base):
+    if _LEET_MARKS.search(base) and _LEET_ANYWHERE.search(base):
         for number, table in enumerate(_LEETS):
             leet = _TOKEN.sub(lambda m: _unleet(m.group(0), table), base)
             if leet != base:
@@ -148,10 +148,15 @@ def _views(text: str) -> list[tuple[str, str]]:
 #: A leet mark with a letter on each side ("s3nd", "h4x0r"), one leading two letters ("4ll"), or
 #: marks at both ends of letters ("4P1"), or a short word ending in 3 or 0 for e or o ("th3");
 #: "m000", "ipv4", "sha256" and "python3" have none, and are left as they are.
-_LEET_INSIDE = re.compile(r"[^\W\d_][0134579@$!|€]+[^\W\d_]|^[0134579@$][^\W\d_]{2,}"
-                          r"|^[0134579@$][^\W\d_]+[0134579@$!|€]$|^[^\W\d_]{2,3}[03]$"
-                          # Two marks ending a word ("rul35"); a version ("sha256") has a 2 or 6.
-                          r"|^[^\W\d_]{3,}[0134579]{2}$")
+_LEET_WORD = (r"[^\W\d_][0134579@$!|€]+[^\W\d_]|{start}[0134579@$][^\W\d_]{{2,}}"
+              r"|{start}[0134579@$][^\W\d_]+[0134579@$!|€]{end}|{start}[^\W\d_]{{2,3}}[03]{end}"
+              # Two marks ending a word ("rul35"); a version ("sha256") has a 2 or 6.
+              r"|{start}[^\W\d_]{{3,}}[0134579]{{2}}{end}")
+_LEET_INSIDE = re.compile(_LEET_WORD.format(start="^", end="$"))
+#: The same, looked for in a whole text: a word's edges are where :data:`_TOKEN`'s characters
+#: stop. A text with digits but no word :func:`_unleet` would change (a date, a version, an id:
+#: most notes with digits) skips rewriting every word twice only to find nothing changed.
+_LEET_ANYWHERE = re.compile(_LEET_WORD.format(start=r"(?<![\w@$!|€])", end=r"(?![\w@$!|€])"))
 
 
 def _unleet(token: str, table: dict[int, str] | None) -> str:
