@@ -36,6 +36,7 @@ from typing import Any
 
 from memhost.builtin_providers import crashpoints, entrymeta, journal
 from memhost.builtin_providers.archive import Archive
+from memhost.builtin_providers.entries import DELIMITER
 from memhost.files import PRIVATE_FILE, atomic_write_bytes, fsync_dir
 
 log = logging.getLogger(__name__)
@@ -173,11 +174,13 @@ class StoreFile:
 
     def commit(self, before: list[int] | None, text: str, *, archived: list[dict[str, Any]],
                meta: dict[str, dict[str, Any] | None], now: float,
-               entries: list[str], current: entrymeta.View) -> None:
+               entries: list[str], current: entrymeta.View,
+               pieces: list[str] | None = None) -> None:
         """Make ``text`` the file's content, with its archive records and metadata, in one
         durable commit (the caller holds the lock; ``entries`` are the file's entries before
-        this write, for a checkpoint; ``current`` the metadata they have). ``OSError`` when it
-        could not: then nothing changed."""
+        this write, for a checkpoint; ``current`` the metadata they have; ``pieces``, when
+        given, the entries ``text`` joins, which lets the record reuse their encoding).
+        ``OSError`` when it could not: then nothing changed."""
         if os.path.islink(self._name):  # a file kept elsewhere (a dotfiles repository) stays linked
             target = Path(os.path.realpath(self._name))
             prefix, folder = f".{target.name}.", os.fspath(target.parent)
@@ -199,7 +202,8 @@ class StoreFile:
             crashpoints.reached("temp-created")
             # What puts the metadata back if the file cannot be replaced after the commit.
             undo = {"cancel": True, "meta": {key: current.get(key) for key in meta}}
-            self._append(record, entries)
+            encoded = None if pieces is None else journal.text_json(pieces, DELIMITER)
+            self._append(record, entries, encoded)
             committed = True
             crashpoints.reached("journal-synced")
             write_all(fd, data)
@@ -224,16 +228,17 @@ class StoreFile:
         entrymeta.set_aside_if_corrupt(self.path)
         self._append({"meta": meta}, entries)
 
-    def _append(self, record: dict[str, Any], entries: list[str]) -> None:
+    def _append(self, record: dict[str, Any], entries: list[str],
+                encoded_text: str | None = None) -> None:
         current = journal.state(self.journal, writable=True, reread=False)
         if not current.gen:
             journal.start(self.journal, size=self._size(0), gen=1)
         try:
-            journal.append(self.journal, record,
+            journal.append(self.journal, record, encoded_text=encoded_text,
                            on_written=lambda: crashpoints.reached("journal-written"))
         except journal.Full:
             self.checkpoint(entries, needed=len(journal.encode(current.gen or 1, record)))
-            journal.append(self.journal, record,
+            journal.append(self.journal, record, encoded_text=encoded_text,
                            on_written=lambda: crashpoints.reached("journal-written"))
 
     def _cancel(self, undo: dict[str, Any]) -> None:

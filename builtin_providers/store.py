@@ -370,7 +370,7 @@ class MemoryStore(Maintenance):
         meta = entrymeta.written(current, changes, after, now=now, origin=origin,
                                  session_id=session_id)
         self._files[target].commit(ident, remember(after), archived=archived, meta=meta,
-                                   now=now, entries=before, current=current)
+                                   now=now, entries=before, current=current, pieces=after)
         from memhost.review.curator import record_usage
 
         try:  # the fullness history behind doctor's trend; optional

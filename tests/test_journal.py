@@ -7,7 +7,10 @@ import sys
 import textwrap
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from memhost.builtin_providers import entrymeta, journal
+from memhost.builtin_providers.entries import DELIMITER
 from memhost.builtin_providers.store import MemoryStore
 
 
@@ -98,3 +101,21 @@ def test_zeros_written_over_a_file_by_hand_are_not_taken_for_a_lost_write(tmp_pa
         handle.write(b"\n\0\0\0")
     assert store.replace("memory", "alpha", "beta").ok is False  # the drift guard: NUL bytes
     assert path.read_bytes() == b"alpha\n\0\0\0"
+
+
+@settings(max_examples=300, deadline=None)
+@given(pieces=st.lists(st.text(max_size=40) | st.text(st.sampled_from(
+           ["a", '"', "\\", "\n", "\x00", "\x1f", "§", "é", "\u2028", "\ud800", "\U0001f600"]),
+           max_size=12), max_size=8),
+       extra=st.dictionaries(st.sampled_from(["archive", "meta", "before"]),
+                             st.recursive(st.none() | st.integers() | st.floats() | st.text(max_size=10),
+                                          lambda inner: st.lists(inner, max_size=3)
+                                          | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+                                          max_leaves=6)),
+       now=st.floats() | st.integers())
+def test_a_record_with_its_text_encoded_from_the_entries_is_the_same_bytes(
+        pieces: list[str], extra: dict, now: float) -> None:
+    text = DELIMITER.join(pieces)
+    record = {"g": 3, "t": now, "text": text, **extra, "ino": 7}
+    for _ in range(2):  # escaped afresh, then from the kept forms
+        assert journal._line(record, journal.text_json(pieces, DELIMITER)) == journal._line(record)
