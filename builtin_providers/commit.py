@@ -27,6 +27,7 @@ then the journal is what keeps a write that a power cut took out of the folder.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import logging
 import os
@@ -112,6 +113,9 @@ class StoreFile:
         self.journal = journal.path_for(path)
         self.archive = archive
         self.journal_bytes = journal_bytes
+        #: The bytes this process last wrote to the file and the text they encode: the next
+        #: write reads them back, and finding them unchanged needs no decoding or hashing.
+        self._written: tuple[bytes, str] | None = None
 
     def sweep(self) -> None:
         """Delete temp files a killed writer left beside the file (its data, sidecar or backups).
@@ -143,6 +147,12 @@ class StoreFile:
         finally:
             os.close(fd)
         return data, identity(found)
+
+    def written_text(self, data: bytes | None) -> str | None:
+        """The text of ``data`` when it is what this process last wrote to the file (the same
+        string object, its hash already known to the caches keyed by it), else None."""
+        written = self._written
+        return written[1] if written is not None and written[0] == data else None
 
     def unsettled(self, text: str | None) -> bool:
         """Whether ``text`` (the file as read without the lock; ``None`` when it could not be
@@ -188,7 +198,10 @@ class StoreFile:
             target, prefix, folder = self.path, self._prefix, self._folder
         if current.problem is not None:
             entrymeta.set_aside_if_corrupt(self.path)
-        data = text.encode("utf-8")
+        if pieces is None:
+            data, encoded = text.encode("utf-8"), None
+        else:
+            encoded, data = journal.encode_text(pieces, DELIMITER)
         fd, tmp = _temp_file(folder, prefix)
         renamed = committed = False
         try:
@@ -202,7 +215,6 @@ class StoreFile:
             crashpoints.reached("temp-created")
             # What puts the metadata back if the file cannot be replaced after the commit.
             undo = {"cancel": True, "meta": {key: current.get(key) for key in meta}}
-            encoded = None if pieces is None else journal.text_json(pieces, DELIMITER)
             self._append(record, entries, encoded)
             committed = True
             crashpoints.reached("journal-synced")
@@ -212,6 +224,8 @@ class StoreFile:
             crashpoints.reached("temp-written")
             os.replace(tmp, target)
             renamed = True
+            if not data.startswith(codecs.BOM_UTF8):  # read back, a BOM would be dropped
+                self._written = (data, text)
             crashpoints.reached("renamed")
         except BaseException:
             if fd >= 0:

@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
+import operator
 import os
 import threading
 import zlib
@@ -248,39 +249,44 @@ def _line(record: dict[str, Any], encoded_text: str | None = None) -> bytes:
 
 #: What ``_ENCODE`` does to a string, as a function of its own (the C one where there is one).
 _ESCAPE = json.encoder.encode_basestring_ascii
-#: Each entry's escaped form (quotes left off), kept from one record to the next.
-_ESCAPED: dict[str, str] = {}
-_ESCAPED_ENTRIES = 4096
-_ESCAPED_CHARS = 8192
+#: Each entry's escaped form (quotes left off) and its UTF-8 bytes, kept from one record to the
+#: next; replaced (not cleared) when full, so a thread that holds the pair still finds its keys.
+_ENCODED: tuple[dict[str, str], dict[str, bytes]] = ({}, {})
+_ENCODED_ENTRIES = 4096
 
 
-def text_json(pieces: list[str], delimiter: str) -> str:
-    """``_ENCODE(delimiter.join(pieces))``, built from the escaped form of each piece.
+def encode_text(pieces: list[str], delimiter: str) -> tuple[str, bytes]:
+    """``(_ENCODE(text), text.encode("utf-8"))`` for ``text = delimiter.join(pieces)``, built
+    from each piece's encodings.
 
-    Every record holds the file's whole text, and escaping it was the part of a write that grew
-    with the number of entries (~70 µs at 300 entries). JSON escapes each character on its own,
-    so the escaped text is the escaped pieces joined by the escaped delimiter; a write changes an
-    entry or two, so the others' escaped forms are kept from earlier records and the rest is a
-    join. Byte for byte what encoding the text whole gives (``tests/test_journal.py``)."""
-    cache = _ESCAPED
-    if len(cache) > _ESCAPED_ENTRIES:
-        cache.clear()  # entries long gone from the file; a race only costs a re-escape
-    parts = []
-    for piece in pieces:
-        found = cache.get(piece)
-        if found is None:
-            found = _ESCAPE(piece)[1:-1]
-            if len(piece) <= _ESCAPED_CHARS:
-                cache[piece] = found
-        parts.append(found)
-    return '"' + _ESCAPE(delimiter)[1:-1].join(parts) + '"'
+    Every record holds the file's whole text, and encoding it twice (the record's JSON, the
+    file's bytes) was the part of a write that grew with the number of entries (~70 µs for the
+    JSON alone at 300 entries). Both encodings work one character at a time, so the text's are
+    its pieces' joined by the delimiter's; a write changes an entry or two, so the others' are
+    kept from earlier writes, and the rest runs at C speed (a set difference, two joins). Byte
+    for byte what encoding the text whole gives (``tests/test_journal.py``); a piece UTF-8
+    cannot encode (a lone surrogate) raises the same ``UnicodeEncodeError``."""
+    global _ENCODED
+    escaped, utf8 = _ENCODED
+    missing = set(pieces).difference(escaped)
+    if len(escaped) + len(missing) > _ENCODED_ENTRIES:
+        escaped, utf8 = _ENCODED = ({}, {})  # entries long gone from the file
+        missing = set(pieces)
+    for piece in missing:
+        utf8[piece] = piece.encode("utf-8")
+        escaped[piece] = _ESCAPE(piece)[1:-1]
+    if len(pieces) < 2:  # itemgetter of one key gives the value, not a tuple of it
+        return _ESCAPE(delimiter.join(pieces)), delimiter.join(pieces).encode("utf-8")
+    each = operator.itemgetter(*pieces)  # looks every piece up in one C call
+    return ('"' + _ESCAPE(delimiter)[1:-1].join(each(escaped)) + '"',
+            delimiter.encode("utf-8").join(each(utf8)))
 
 
 def append(path: Path, record: dict[str, Any], *, on_written: Any = None,
            encoded_text: str | None = None) -> State:
     """Append ``record`` and sync it (the caller holds the memory file's lock).
 
-    ``encoded_text``, when given, is ``record["text"]`` already encoded (:func:`text_json`).
+    ``encoded_text``, when given, is ``record["text"]`` already encoded (:func:`encode_text`).
     Raises :class:`Full` when it does not fit (nothing written) and ``OSError`` when it cannot
     be written; returns the state with the record folded in.
     """

@@ -123,11 +123,13 @@ class MemoryStore(Maintenance):
             data, ident = self._files[target].read()
         except OSError as exc:
             raise Unreadable(f"{exc.strerror or exc}") from None
-        try:
-            raw: str | None = "" if data is None else _decode(data)
-            problem = None
-        except Unreadable as exc:  # what a power cut mid-write leaves may still be settled
-            raw, problem = None, exc
+        raw: str | None = self._files[target].written_text(data)
+        problem = None
+        if raw is None:
+            try:
+                raw = "" if data is None else _decode(data)
+            except Unreadable as exc:  # what a power cut mid-write leaves may still be settled
+                raw, problem = None, exc
         settled = self._files[target].settle(raw, data, ident)
         if settled is None:
             assert problem is not None

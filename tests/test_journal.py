@@ -7,6 +7,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from memhost.builtin_providers import entrymeta, journal
@@ -117,5 +118,13 @@ def test_a_record_with_its_text_encoded_from_the_entries_is_the_same_bytes(
         pieces: list[str], extra: dict, now: float) -> None:
     text = DELIMITER.join(pieces)
     record = {"g": 3, "t": now, "text": text, **extra, "ino": 7}
-    for _ in range(2):  # escaped afresh, then from the kept forms
-        assert journal._line(record, journal.text_json(pieces, DELIMITER)) == journal._line(record)
+    for _ in range(2):  # encoded afresh, then from the kept forms
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:
+            with pytest.raises(UnicodeEncodeError):
+                journal.encode_text(pieces, DELIMITER)
+            continue
+        encoded, joined = journal.encode_text(pieces, DELIMITER)
+        assert joined == data
+        assert journal._line(record, encoded) == journal._line(record)
