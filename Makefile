@@ -4,9 +4,12 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.memhost-installed
-# The suite runs on every core (pytest-xdist); tests that share one costly fixture carry an
+# The suite runs on every core (pytest-xdist), two workers per core: many tests spend much of
+# their time waiting on a child process, a socket, a disk sync or a timeout, and one worker per
+# core left the cores idle through those waits. Tests that share one costly fixture carry an
 # xdist_group mark and stay on one worker. XDIST= runs it in one process.
-XDIST  ?= -n auto --dist loadgroup
+WORKERS ?= $(shell $(PYTHON) -c 'import os; print(2 * (os.cpu_count() or 1))')
+XDIST  ?= -n $(WORKERS) --dist loadgroup
 
 .PHONY: demo test bench soak clean
 

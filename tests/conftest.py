@@ -48,3 +48,15 @@ def _no_remembered_secrets() -> None:
     from memhost.security import masking
 
     masking.forget_all()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Long tests first: the costly process tests (``slow``) and the chains that must stay on
+    one xdist worker (``xdist_group``) start while the many short tests fill the other workers
+    around them, instead of one of them starting last and keeping the run waiting for it."""
+    def weight(item: pytest.Item) -> int:
+        if item.get_closest_marker("xdist_group") is not None:
+            return 0
+        return 1 if item.get_closest_marker("slow") is not None else 2
+
+    items.sort(key=weight)  # stable: each file's own order is kept
