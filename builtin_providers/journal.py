@@ -241,9 +241,13 @@ _ENCODE = json.JSONEncoder(separators=(",", ":")).encode
 def _line(record: dict[str, Any], encoded_text: str | None = None) -> bytes:
     if encoded_text is None:
         body = _ENCODE(record).encode("ascii")
-    else:  # the same bytes, "text" taken as already encoded
-        body = ("{" + ",".join(f"{_ENCODE(key)}:{encoded_text if key == 'text' else _ENCODE(value)}"
-                               for key, value in record.items()) + "}").encode("ascii")
+    else:  # the same bytes, "text" taken as already encoded: the keys around it encoded as two
+        keys = list(record)  # dicts (an encoder call costs a few µs), the text spliced between
+        at = keys.index("text")
+        head = _ENCODE({key: record[key] for key in keys[:at]})[:-1]
+        tail = _ENCODE({key: record[key] for key in keys[at + 1:]})[1:]
+        body = "".join((head, "," if at else "", '"text":', encoded_text,
+                        "," if at + 1 < len(keys) else "", tail)).encode("ascii")
     return b"%08x %s\n" % (zlib.crc32(body), body)
 
 
