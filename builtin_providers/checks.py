@@ -106,9 +106,12 @@ class WriteChecks:
 
     def check_budget(self, target: str, before: list[str], after: list[str], advice: str,
                       *, batch: bool = False) -> None:
-        limit, used, new = self.limits[target], joined_length(before), joined_length(after)
+        limit, new = self.limits[target], joined_length(after)
+        if new <= limit:  # most writes: the old length is needed only to allow a shrink
+            return
+        used = joined_length(before)
         # A store already over budget (its limit was lowered) may still shrink.
-        if new <= limit or new <= used:
+        if new <= used:
             return
         extra = {} if batch else {"current_entries": self.shown_entries(target, before)}
         raise OpError(f"{FILENAMES[target]} would be at {new:,}/{limit:,} chars (now {used:,}). "

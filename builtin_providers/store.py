@@ -329,9 +329,11 @@ class MemoryStore(Maintenance):
                     after, message, extra, changes = op(entries)
                 except OpError as exc:
                     return exc.outcome
+                used = joined_length(after)
                 if changes:
                     try:
-                        self._commit(target, entries, after, changes, origin, session_id, ident)
+                        self._commit(target, entries, after, changes, origin, session_id, ident,
+                                     used)
                     except OSError as exc:
                         # Disk full, read-only folder...: the old file is in place and the
                         # commit, if made, cancelled; answer with an error instead of an
@@ -350,7 +352,7 @@ class MemoryStore(Maintenance):
                          "regular file) and retry.")
         response = {
             "success": True, "done": True, "target": target,
-            "usage": usage_text(joined_length(after), self.limits[target]),
+            "usage": usage_text(used, self.limits[target]),
             "entry_count": len(after), "message": message, **extra, "note": SAVED_NOTE,
         }
         if changes:
@@ -362,7 +364,7 @@ class MemoryStore(Maintenance):
         return Outcome(response, changes)
 
     def _commit(self, target: str, before: list[str], after: list[str], changes: list[Change],
-                origin: str, session_id: str, ident: list[int] | None) -> None:
+                origin: str, session_id: str, ident: list[int] | None, used: int) -> None:
         now = self.clock()
         # The fields of an ArchivedEntry, built as the dict the journal record holds.
         archived = [{"id": new_id(), "time": now, "target": target, "action": c.action,
@@ -376,7 +378,7 @@ class MemoryStore(Maintenance):
         from memhost.review.curator import record_usage
 
         try:  # the fullness history behind doctor's trend; optional
-            record_usage(self.folder, target, joined_length(after), self.limits[target], now)
+            record_usage(self.folder, target, used, self.limits[target], now)
         except (OSError, Timeout) as exc:
             log.warning("could not update the usage history in %s: %s", self.folder, exc)
 
