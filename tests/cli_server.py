@@ -7,8 +7,9 @@ each it forks a child, answers ``{"pid": …}``, waits for the child and answers
 
 The child becomes the command as the console script would run it: it takes the request's
 environment, working folder and ``sys.argv``, puts the request's files on descriptors 0, 1 and
-2, runs ``memhost.cli.main`` and leaves through the interpreter's own exit, so non-daemon threads
-are joined, ``atexit`` handlers run and the streams are flushed, as at the end of any process.
+2, runs ``memhost.cli.main`` and leaves as the interpreter's exit would (:func:`leave`): the
+non-daemon threads are joined, the ``atexit`` handlers run and the streams are flushed, as at
+the end of any process.
 """
 
 from __future__ import annotations
@@ -37,6 +38,12 @@ def preload() -> None:
         importlib.import_module(module)
     for info in pkgutil.iter_modules(memhost.cli.__path__, "memhost.cli."):
         importlib.import_module(info.name)
+    # What most commands build on first use, built once here: the risk scorer's tables and
+    # its anchor finder (regular expressions compiled from every feature), which every command
+    # that reads a memory file needs for its snapshot.
+    from memhost.security import scorer
+
+    scorer.assess("Prefers tea; the deploy script lives in ~/bin/deploy.sh")
 
 
 def become_command(request: dict) -> None:
@@ -56,7 +63,41 @@ def become_command(request: dict) -> None:
     sys.argv = [request["script"], *request["args"]]
     from memhost.cli import main
 
-    sys.exit(main())  # up through serve() to the interpreter's exit
+    try:
+        status = main()
+    except SystemExit as exc:
+        status = exc.code
+    # Anything else (a crash, an interrupt) goes up through serve() to the interpreter's own
+    # exit, which prints it and sets the exit code as for any process.
+    leave(status)
+
+
+def leave(status: object) -> None:
+    """End the child the way the interpreter's exit ends a process, in what a command can see:
+    ``sys.exit``'s status becomes the exit code, the non-daemon threads are joined, then the
+    ``atexit`` handlers run (``logging.shutdown``, ``weakref.finalize``), then the standard
+    streams are flushed. What it skips is the teardown of every module the child inherited
+    from this server: that writes to almost every object, so it copies almost every page the
+    fork shared (about 90 ms a command, more than most commands take), and a process started
+    from the script tears down only what it imported itself."""
+    import atexit
+    import threading
+
+    if status is None:
+        code = 0
+    elif isinstance(status, int):
+        code = status
+    else:  # sys.exit("message"): printed, exit code 1
+        print(status, file=sys.stderr)
+        code = 1
+    threading._shutdown()  # type: ignore[attr-defined]  # what Py_Finalize calls first
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            code = code or 120  # the interpreter's code when flushing stdout fails at exit
+    os._exit(code & 0xFF)
 
 
 def serve(requests: int, answers: int) -> None:
