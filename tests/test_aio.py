@@ -104,10 +104,14 @@ def test_hung_recall_never_blocks_the_event_loop(home: Path) -> None:
                f"{idle * 1000:.1f} ms")
     for recalls, took, lags in windows:
         assert recalls == ["timed-out"] * USERS
-        # Every turn really waited for its recall while the loop kept ticking.
+        # Every turn really waited for its recall.
         assert min(took) >= PREFETCH_TIMEOUT * 0.9
-        assert len(lags) >= 40, len(lags)
     assert min(worst) < MAX_LAG * 1000, problem
+    # ... while the loop kept ticking: in the clean window the ticks, each at most 5 ms plus its
+    # lag, add up to the whole time the turns waited (a window the machine's load disturbed
+    # ticks less often, which is what the retries are for).
+    _, took, lags = next(w for w in windows if max(w[2]) < MAX_LAG)
+    assert len(lags) * (0.005 + max(lags)) >= min(took) * 0.9, (len(lags), max(lags), min(took))
 
 
 def test_async_with_shuts_down_within_the_bound(home: Path) -> None:
