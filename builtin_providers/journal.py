@@ -257,6 +257,7 @@ _ESCAPE = json.encoder.encode_basestring_ascii
 #: next; replaced (not cleared) when full, so a thread that holds the pair still finds its keys.
 _ENCODED: tuple[dict[str, str], dict[str, bytes]] = ({}, {})
 _ENCODED_ENTRIES = 4096
+_ENCODED_CHARS = 16_384  # a longer entry (a store with a huge budget) is not kept
 
 
 def encode_text(pieces: list[str], delimiter: str) -> tuple[str, bytes]:
@@ -273,6 +274,9 @@ def encode_text(pieces: list[str], delimiter: str) -> tuple[str, bytes]:
     global _ENCODED
     escaped, utf8 = _ENCODED
     missing = set(pieces).difference(escaped)
+    if any(len(piece) > _ENCODED_CHARS for piece in missing):
+        text = delimiter.join(pieces)
+        return _ESCAPE(text), text.encode("utf-8")
     if len(escaped) + len(missing) > _ENCODED_ENTRIES:
         escaped, utf8 = _ENCODED = ({}, {})  # entries long gone from the file
         missing = set(pieces)

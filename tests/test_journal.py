@@ -128,6 +128,9 @@ def test_a_record_with_its_text_encoded_from_the_entries_is_the_same_bytes(
         encoded, joined = journal.encode_text(pieces, DELIMITER)
         assert joined == data
         assert journal._line(record, encoded) == journal._line(record)
+        # an entry too long to keep: encoded with the rest, the same bytes
+        long = [*pieces, "x" * (journal._ENCODED_CHARS + 1)]
+        assert journal.encode_text(long, DELIMITER)[1] == DELIMITER.join(long).encode("utf-8")
         # "text" first, last, alone
         for shape in ({"text": text, **extra}, {"g": 3, "text": text}, {"text": text}):
             assert journal._line(shape, encoded) == journal._line(shape)
