@@ -264,3 +264,41 @@ def test_provider_registered_mid_session_is_initialised(manager: MemoryManager) 
     rec = Recorder()
     manager.register_provider(rec, name="late")
     assert rec.of("initialize")[0]["session_id"] == "live"
+
+
+class _Recall:
+    """A provider class whose later instances may carry a hook of their own."""
+
+    __slots__ = ("__dict__", "late")
+    sync_turn = None  # not a hook on the class; an instance may hold one under this name
+
+    def __init__(self) -> None:
+        self.late = None
+
+    @hookimpl
+    def prefetch(self, query: str, session_id: str) -> str:
+        return "from the class"
+
+    def helper(self) -> str:  # not a hook: remembered as such for the class
+        return "help"
+
+
+def test_later_instances_of_a_provider_class_get_exactly_the_hooks_they_hold() -> None:
+    from memhost.providers import ProviderSet
+
+    first = ProviderSet().register(_Recall(), "first")
+    assert first.hooks == {"prefetch"}
+
+    # Its own attributes (in __dict__ or in a slot) are examined for every instance, even where
+    # the class's first instance had nothing there.
+    own = _Recall()
+    own.__dict__["sync_turn"] = hookimpl(lambda user_content, assistant_content, session_id: None)
+    assert ProviderSet().register(own, "own").hooks == {"prefetch", "sync_turn"}
+    slotted = _Recall()
+    slotted.late = hookimpl(lambda session_id: None)
+    slotted.late.__name__ = "late"
+    with pytest.raises(ProviderError, match="late"):  # examined, and refused as an unknown hook
+        ProviderSet().register(slotted, "slotted")
+
+    # And a plain later instance gets the class's hooks, no more.
+    assert ProviderSet().register(_Recall(), "again").hooks == {"prefetch"}
