@@ -24,8 +24,12 @@ $(STAMP): pyproject.toml setup.py | $(BIN)/python
 demo: $(STAMP)
 	$(BIN)/memhost demo
 
+# Bytecode is cached for the run even where the environment says not to (PYTHONDONTWRITEBYTECODE):
+# otherwise each of the suite's processes (the workers, hundreds of commands and scripts)
+# compiles memhost, and each worker its test modules, from source again: ~3 s a worker to
+# collect, ~80 ms a process to import memhost.
 test: $(STAMP)
-	$(BIN)/python -m pytest $(XDIST) $(PYTEST_ARGS)
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest $(XDIST) $(PYTEST_ARGS)
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks $(if $(QUICK),--quick,) $(BENCH_ARGS)
