@@ -20,7 +20,7 @@ import types
 from collections.abc import Mapping, Sequence
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import pluggy
 
@@ -143,7 +143,7 @@ class _PluginManager(pluggy.PluginManager):
     attribute of a module or a class registered as a plugin.
     """
 
-    _not_hooks: dict[type, frozenset[str]] = {}
+    _not_hooks: ClassVar[dict[type, frozenset[str]]] = {}  # shared by every manager
     _not_hooks_lock = threading.Lock()
 
     def __init__(self, project_name: str) -> None:
