@@ -39,8 +39,7 @@ def preload() -> None:
     for info in pkgutil.iter_modules(memhost.cli.__path__, "memhost.cli."):
         importlib.import_module(info.name)
     # What most commands build on first use, built once here: the risk scorer's tables and
-    # its anchor finder (regular expressions compiled from every feature), which every command
-    # that reads a memory file needs for its snapshot.
+    # its anchor index, which every command that reads a memory file needs for its snapshot.
     from memhost.security import scorer
 
     scorer.assess("Prefers tea; the deploy script lives in ~/bin/deploy.sh")
