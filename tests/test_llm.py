@@ -221,8 +221,10 @@ def test_a_wrong_path_and_an_unknown_model_are_told_apart(server: FakeLLM, home:
 
 
 def test_importing_memhost_does_not_import_httpx() -> None:
+    # The recall engine too: its default embedder is none, and only the HTTP one needs httpx.
     code = ("import sys, memhost, memhost.review.llm, memhost.review.background, "
-            "memhost.review.approval, memhost.manager; "
+            "memhost.review.approval, memhost.manager, memhost.recall.provider, "
+            "memhost.recall.embedding; "
             "assert 'httpx' not in sys.modules, 'httpx was imported'")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             env={**os.environ}, timeout=60)

@@ -24,8 +24,6 @@ from array import array
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-import httpx
-
 log = logging.getLogger("memhost.recall")
 
 NONE, OPENAI, SENTENCE_TRANSFORMERS = "none", "openai", "sentence-transformers"
@@ -56,7 +54,12 @@ class OpenAIEmbeddings:
         self.url = url.rstrip("/") + "/embeddings"
         self.model = model
         self.name = f"{OPENAI}:{model}"
+        # Imported here: httpx costs ~40 ms to import, and most homes never embed over HTTP
+        # (the default embedder is none), yet every recall provider imports this module.
+        import httpx
+
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._http_error, self._status_error = httpx.HTTPError, httpx.HTTPStatusError
         self.client = httpx.Client(timeout=timeout, headers=headers)
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
@@ -68,9 +71,9 @@ class OpenAIEmbeddings:
                 answer.raise_for_status()
                 data = sorted(answer.json()["data"], key=lambda d: d.get("index", 0))
                 made = [[float(x) for x in d["embedding"]] for d in data]
-            except httpx.HTTPStatusError as exc:
+            except self._status_error as exc:
                 raise EmbedderError(f"{self.url} answered {exc.response.status_code}") from None
-            except httpx.HTTPError as exc:
+            except self._http_error as exc:
                 raise EmbedderError(f"{self.url}: {type(exc).__name__}: {exc}") from None
             except (ValueError, KeyError, TypeError) as exc:
                 raise EmbedderError(f"{self.url} sent no embeddings ({exc})") from None
