@@ -13,12 +13,21 @@ XDIST  ?= -n $(WORKERS) --dist loadgroup
 
 .PHONY: demo test bench soak clean
 
+# The install goes through uv when it can be had (pip install uv): it resolves and installs the
+# same packages from the same index about four times faster than pip, which is a tenth of a
+# fresh clone's `make test`. Where uv can't be installed or fails, pip does the same install.
+# pip stays in the venv either way, upgraded: the packaging tests drive it.
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(STAMP): pyproject.toml setup.py | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	@if $(BIN)/python -m pip install -qq uv && \
+	    $(BIN)/python -m uv pip install --quiet --python $(BIN)/python --upgrade pip -e '.[test]'; \
+	then :; else \
+	    echo "make: installing with pip instead of uv"; \
+	    $(BIN)/python -m pip install --quiet --upgrade pip && \
+	    $(BIN)/python -m pip install --quiet -e '.[test]'; \
+	fi
 	@touch $(STAMP)
 
 demo: $(STAMP)
