@@ -13,7 +13,8 @@ fork would not be the same: an environment that changes how the interpreter star
 module reads when it is imported (``PYTHON*`` other than ``PYTHONUNBUFFERED``, the crash-point
 switch), more commands at once than the bound on servers, or
 ``MEMHOST_TEST_EXEC=1`` (the whole suite on the script, to compare). Tests about the script
-itself (packaging, the entry point) call ``subprocess`` directly.
+itself (packaging, the entry point) call ``subprocess`` directly. ``spawn_memhost`` starts a
+command that keeps running (a server) the same way, and returns a ``Popen``-like handle.
 """
 
 from __future__ import annotations
@@ -128,6 +129,74 @@ def run_memhost(args: list[str] | tuple[str, ...], *, env: dict[str, str] | None
         return _forked(server, command, env, input, timeout, cwd)
     finally:
         server.busy.release()
+
+
+def spawn_memhost(args: list[str] | tuple[str, ...], *, env: dict[str, str], stdout: Path,
+                  stderr: Path) -> ForkedProcess | subprocess.Popen[bytes]:
+    """``memhost *args`` started and left running (a server), its output going to two files and
+    its standard input empty: what ``subprocess.Popen`` would start, returned as a handle with
+    the part of ``Popen`` the tests use (``pid``, ``poll``, ``wait``, ``send_signal``,
+    ``terminate``, ``kill``, ``returncode``). It holds a command server until it has ended and
+    been waited for."""
+    assert SCRIPT, "the memhost console script is not installed next to this Python"
+    command = [SCRIPT, *args]
+    server = _take_server() if _forkable(env) else None
+    if server is None:
+        with open(stdout, "wb") as out, open(stderr, "wb") as err:
+            return subprocess.Popen(command, env=env, stdout=out, stderr=err,
+                                    stdin=subprocess.DEVNULL)
+    Path(stdout).touch()
+    Path(stderr).touch()
+    request = {"script": command[0], "args": command[1:], "env": env, "cwd": os.getcwd(),
+               "stdin": os.devnull, "stdout": str(stdout), "stderr": str(stderr)}
+    try:
+        os.write(server.requests, (json.dumps(request) + "\n").encode("utf-8"))
+        pid = server.answer(None)["pid"]
+    except BaseException:
+        server.busy.release()
+        raise
+    return ForkedProcess(server, pid, command)
+
+
+class ForkedProcess:
+    """A running command forked by a command server; its exit status is the server's next
+    answer, and the server is free again once that answer has been read."""
+
+    def __init__(self, server: _Server, pid: int, args: list[str]) -> None:
+        self.server, self.pid, self.args = server, pid, args
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            try:
+                self._ended(self.server.answer(time.monotonic()))
+            except TimeoutError:
+                pass
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is None:
+            deadline = None if timeout is None else time.monotonic() + timeout
+            try:
+                self._ended(self.server.answer(deadline))
+            except TimeoutError:
+                raise subprocess.TimeoutExpired(self.args, timeout or 0) from None
+        assert self.returncode is not None
+        return self.returncode
+
+    def _ended(self, answer: dict) -> None:
+        self.returncode = answer["status"]
+        self.server.busy.release()
+
+    def send_signal(self, sig: int) -> None:
+        if self.returncode is None:  # not yet waited for: the pid is still this command's
+            os.kill(self.pid, sig)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
 
 
 def _forked(server: _Server, command: list[str], env: dict[str, str], input: str | None,

@@ -28,16 +28,36 @@ sys.path[0] = os.path.dirname(sys.executable)
 # its Go runtime does not survive a fork, so each child loads it, as each process would.
 PRELOAD = ("memhost.config", "memhost.manager", "memhost.builtin_providers.store",
            "memhost.builtin_providers.tool", "memhost.security.scorer", "memhost.security.redact",
-           "memhost.discovery.scan", "memhost.review.approval", "memhost.schema", "pydantic")
+           "memhost.discovery.scan", "memhost.discovery.pathload", "memhost.discovery.requirements",
+           "memhost.review.approval", "memhost.review.curator", "memhost.schema",
+           "memhost.schema.settings", "memhost.schema.envstore", "memhost.recall.provider",
+           "memhost.recall.tools", "memhost.authoring.checks", "memhost.authoring.availability",
+           "pydantic", "sqlite3", "asyncio", "importlib_metadata")
+# The postgres provider's driver, where the suite has it: importing it opens nothing.
+OPTIONAL = ("psycopg", "psycopg_pool")
 
 
 def preload() -> None:
     import memhost.cli
+    from memhost.discovery.scan import bundled_root, load_path
 
     for module in PRELOAD:
         importlib.import_module(module)
+    for module in OPTIONAL:
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            pass
     for info in pkgutil.iter_modules(memhost.cli.__path__, "memhost.cli."):
         importlib.import_module(info.name)
+    # The bundled providers' code, which every command that opens a manager loads by path;
+    # a child finds it under the same package name and does not import it again.
+    for folder in sorted(bundled_root().iterdir()):
+        if (folder / "plugin.toml").is_file():
+            try:
+                load_path(folder)
+            except Exception:  # a provider that cannot load here fails in the child, as it would
+                pass
     # What most commands build on first use, built once here: the risk scorer's tables and
     # its anchor index, which every command that reads a memory file needs for its snapshot.
     from memhost.security import scorer

@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from cli_runner import run_memhost
+from cli_runner import ForkedProcess, run_memhost, spawn_memhost
 
 BIN = Path(sys.executable).parent
 SCRIPT = shutil.which("memhost", path=str(BIN))
@@ -121,7 +121,7 @@ def make_home(root: Path) -> Path:
 class Server:
     """A running ``memhost settings serve`` process."""
 
-    proc: subprocess.Popen[bytes]
+    proc: ForkedProcess | subprocess.Popen[bytes]
     url: str
     port: int
     token: str
@@ -197,9 +197,8 @@ def start_server(home: Path, logs: Path, *args: str, env: dict[str, str] | None 
                "PYTHONUNBUFFERED": "1", **(env or {})}
     for name in ("MEMHOST_DISABLED_PROVIDERS", "MEMHOST_STRICT_PROVIDERS"):
         environ.pop(name, None)
-    with open(stdout_path, "wb") as out, open(stderr_path, "wb") as err:
-        proc = subprocess.Popen([SCRIPT, "settings", "serve", "--port", "0", *args],
-                                env=environ, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+    proc = spawn_memhost(["settings", "serve", "--port", "0", *args], env=environ,
+                         stdout=stdout_path, stderr=stderr_path)
     deadline = time.monotonic() + 60
     while True:
         match = URL_LINE.search(stdout_path.read_text(encoding="utf-8", errors="replace"))
