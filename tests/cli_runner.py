@@ -158,6 +158,21 @@ def spawn_memhost(args: list[str] | tuple[str, ...], *, env: dict[str, str], std
     return ForkedProcess(server, pid, command)
 
 
+def wait_for_output(proc: ForkedProcess | subprocess.Popen[bytes], path: Path, needle: str,
+                    timeout: float = 60) -> str:
+    """What a started command has written to ``path``, once it holds ``needle`` (a server's
+    banner); ``AssertionError`` with that output if the command ends or ``timeout`` passes."""
+    deadline = time.monotonic() + timeout
+    while True:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+        if needle in text:
+            return text
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise AssertionError(f"memhost {' '.join(map(str, proc.args[1:]))} did not print "
+                                 f"{needle!r} (exit {proc.poll()}):\n{text}")
+        time.sleep(0.02)
+
+
 class ForkedProcess:
     """A running command forked by a command server; its exit status is the server's next
     answer, and the server is free again once that answer has been read."""

@@ -35,7 +35,7 @@ from memhost.builtin_providers.tool import tool_schema  # noqa: E402
 from memhost.config import update_config  # noqa: E402
 from memhost.fencing import CLOSE_TAG, OPEN_TAG  # noqa: E402
 from memhost.mcp.server import RECALL_SCHEMA  # noqa: E402
-from cli_runner import run_memhost
+from cli_runner import run_memhost, spawn_memhost, wait_for_output
 
 SCRIPT = shutil.which("memhost", path=str(Path(sys.executable).parent))
 SQLITE = Path(__file__).resolve().parent.parent / "plugins" / "sqlite"
@@ -397,22 +397,17 @@ def test_bad_arguments_fail_before_serving(home: Path) -> None:
 
 
 @pytest.fixture
-def http_server(home: Path) -> Iterator[dict[str, Any]]:
-    assert SCRIPT
-    proc = subprocess.Popen([SCRIPT, "mcp", "--transport", "http", "--port", "0"],
-                            env={**os.environ, "MEMHOST_HOME": str(home)},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    banner = ""
+def http_server(home: Path, tmp_path: Path) -> Iterator[dict[str, Any]]:
+    err = tmp_path / "mcp.err"
+    proc = spawn_memhost(["mcp", "--transport", "http", "--port", "0"],
+                         env={**os.environ, "MEMHOST_HOME": str(home)},
+                         stdout=tmp_path / "mcp.out", stderr=err)
     try:
-        assert proc.stderr is not None
-        while "Authorization: Bearer" not in banner:
-            line = proc.stderr.readline()
-            assert line, f"memhost mcp ended early: {banner}"
-            banner += line
+        banner = wait_for_output(proc, err, "Authorization: Bearer")
         url = re.search(r"serving (http://127\.0\.0\.1:\d+/mcp)", banner)
         token = re.search(r"token: (\S+)", banner)
         assert url and token, banner
-        yield {"url": url.group(1), "token": token.group(1), "proc": proc}
+        yield {"url": url.group(1), "token": token.group(1), "proc": proc, "stderr": err}
     finally:
         if proc.poll() is None:
             proc.send_signal(signal.SIGTERM)
@@ -466,7 +461,7 @@ def test_http_sessions_start_and_end_with_their_connection(
     anyio.run(client)
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=30) == 0
-    stderr = proc.stderr.read()
+    stderr = http_server["stderr"].read_text(encoding="utf-8")
     started = re.findall(r"session (mcp-\S+) started \(HTTP session", stderr)
     ended = re.findall(r"session (mcp-\S+) ended \(HTTP session", stderr)
     assert len(started) == 2 and len(set(started)) == 2 and sorted(ended) == sorted(started)

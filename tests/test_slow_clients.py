@@ -28,6 +28,7 @@ from memhost.web.slowclients import (
     header_timeout,
     uvicorn_options,
 )
+from cli_runner import spawn_memhost, wait_for_output
 from test_settings_api import SCRIPT, make_home, start_server
 
 #: The header deadline the servers under test run with.
@@ -45,19 +46,14 @@ def server(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[int
         finally:
             s.stop()
         return
-    assert SCRIPT
     home = tmp_path / "home"
-    proc = subprocess.Popen([SCRIPT, "mcp", "--transport", "http", "--port", "0"],
-                            env={**os.environ, "MEMHOST_HOME": str(home),
-                                 HEADER_TIMEOUT_ENV: str(DEADLINE)},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    err = tmp_path / "mcp.err"
+    proc = spawn_memhost(["mcp", "--transport", "http", "--port", "0"],
+                         env={**os.environ, "MEMHOST_HOME": str(home),
+                              HEADER_TIMEOUT_ENV: str(DEADLINE)},
+                         stdout=tmp_path / "mcp.out", stderr=err)
     try:
-        assert proc.stderr is not None
-        banner = ""
-        while "Authorization: Bearer" not in banner:
-            line = proc.stderr.readline()
-            assert line, f"memhost mcp ended early: {banner}"
-            banner += line
+        banner = wait_for_output(proc, err, "Authorization: Bearer")
         port = int(re.search(r"127\.0\.0\.1:(\d+)/mcp", banner).group(1))  # type: ignore[union-attr]
         yield port, f"127.0.0.1:{port}"
     finally:
