@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memhost.security import anchors, confusables, features, scorer
+from memhost.security import anchors, confusables, features, leet, scorer
 from memhost.security.scorer import ACCEPT, REFUSE, STAGE, Policy, assess
 
 POLICY = Policy()
@@ -373,9 +373,9 @@ def test_the_leet_gate_finds_every_text_a_leet_reading_changes(text: str) -> Non
     # The gate skips rewriting the words when it finds nothing: it must find every text whose
     # words either leet reading changes, and every text with a word _unleet goes on to rewrite
     # (it may find more: a "9" is a mark no table rewrites, and its last shape is loose).
-    gate = scorer._LEET_ANYWHERE.search(text)
-    changes = any(scorer._TOKEN.sub(lambda m: scorer._unleet(m.group(0), table), text) != text
-                  for table in scorer._LEETS)
+    gate = leet.ANYWHERE.search(text)
+    changes = any(leet.TOKEN.sub(lambda m: leet.unleet(m.group(0), table), text) != text
+                  for table in leet.TABLES)
     assert gate or not changes
-    rewritten = any(scorer._LEET_INSIDE.search(m.group(0)) for m in scorer._TOKEN.finditer(text))
+    rewritten = any(leet.INSIDE.search(m.group(0)) for m in leet.TOKEN.finditer(text))
     assert gate or not rewritten

@@ -9,7 +9,9 @@ English finds more common words unshifted; rot13 puzzles that decode to harmless
 decode, score nothing, and cost one extra reading.
 
 Letters written one by one ("r.e.v.e.a.l t.h.e", "d i s a b l e   t h e") hold no word either:
-:func:`unspace` joins them.
+:func:`unspace` joins them. Percent-encoded bytes, bytes spelled with variation selectors (text
+hung invisibly on an emoji) and text written backwards are read back too (:func:`percent_decoded`,
+:func:`selector_bytes`, :func:`backwards`).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ COMMON = ("the", "and", "you", "your", "all", "that", "this", "with", "for", "fr
           "previous", "prior", "instructions", "rules", "system", "prompt", "reply", "answer",
           "user", "chat", "secret", "password", "key", "token", "http", "https", "www", "run",
           "execute", "what", "when", "before", "after", "into", "here", "there", "tell")
-VERSION = f"ciphers-2 {len(COMMON)}"
+VERSION = f"ciphers-3 {len(COMMON)}"
 
 _LOWER = string.ascii_lowercase
 
@@ -79,9 +81,76 @@ _SPACED = re.compile(r"(?<!\w)[^\W\d_](?P<sep>[.\-_*·]|[^\S\n])[^\W\d_](?:(?P=s
 _SPACED_HINT = re.compile(r"\b[^\W\d_][.\-_*· ][^\W\d_][.\-_*· ][^\W\d_]\b")
 
 
+#: Characters one by one with one space, words set apart by a wider gap ("r u n   c u r l   4 5 .
+#: 7 7 . 1 2 . 9"): every character counts, digits and dots too, and a word may be two long.
+_GAPPED = re.compile(r"(?<![^\s])\S(?: \S)+(?![^\s])")
+
+
 def unspace(text: str) -> str | None:
     """``text`` with letters written one by one joined into words, or None when it has none."""
     if not _SPACED_HINT.search(text):
         return None
-    joined = _SPACED.sub(lambda m: m.group(0).replace(m.group("sep"), ""), text)
+    if re.search(r"\S {2,}\S", text):  # words apart by a wider gap than letters
+        joined = _GAPPED.sub(lambda m: m.group(0).replace(" ", ""), text)
+    else:
+        joined = text
+    joined = _SPACED.sub(lambda m: m.group(0).replace(m.group("sep"), ""), joined)
     return re.sub(r"[^\S\n]{2,}", " ", joined) if joined != text else None
+
+
+# -- other encodings a model reads as easily as the text ------------------------------------------
+
+_PERCENT = re.compile(r"(?:%[0-9A-Fa-f]{2}){6,}")
+
+
+def percent_decoded(text: str) -> str | None:
+    """The runs of percent-encoded bytes in ``text`` ("%63%75%72%6C…"), decoded; None without
+    one (a URL's odd "%20" is no run)."""
+    if "%" not in text:
+        return None
+    from urllib.parse import unquote
+
+    runs = [unquote(m.group(0), errors="strict") for m in _PERCENT.finditer(text)
+            if _decodes(m.group(0))]
+    return "\n".join(runs) or None
+
+
+def _decodes(run: str) -> bool:
+    try:
+        bytes.fromhex(run.replace("%", "")).decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+_SELECTORS = re.compile("[\ufe00-\ufe0f\U000e0100-\U000e01ef]")
+
+
+def selector_bytes(text: str) -> str | None:
+    """What a run of variation selectors spells, read one byte per selector (U+FE00–FE0F are 0–15,
+    U+E0100–E01EF are 16–255): a way to hang invisible text on an emoji. None without such a run."""
+    selectors = _SELECTORS.findall(text)
+    if len(selectors) < 8:  # an emoji's own selector, or a few: nothing spelled
+        return None
+    data = bytes(ord(c) - 0xFE00 if ord(c) <= 0xFE0F else ord(c) - 0xE0100 + 16 for c in selectors)
+    decoded = data.decode("utf-8", errors="replace")
+    return decoded if sum(ch.isprintable() for ch in decoded) >= 0.9 * len(decoded) else None
+
+
+#: Signs that a text is written backwards: a domain's end first ("moc.", "gro.", "ten."), or the
+#: text saying so.
+_BACKWARDS = re.compile(r"(?<![\w.])(?:moc|gro|ten)\.[a-z]|\bbackwards?\b|\breversed\b"
+                        r"|\bin\s+reverse\b|\bright[\s-]to[\s-]left\b", re.IGNORECASE)
+
+
+#: Substrings one of which nearly every :data:`_BACKWARDS` match holds (a letter that may be a
+#: capital left out), looked for first: the pattern tried at every place costs ~9 µs a note.
+_BACKWARDS_SIGNS = ("moc.", "gro.", "ten.", "ackward", "everse", "to-left", "to left")
+
+
+def backwards(text: str) -> str | None:
+    """``text`` read from its last character to its first, when it shows signs of being written
+    that way; None otherwise."""
+    if not any(sign in text for sign in _BACKWARDS_SIGNS) or not _BACKWARDS.search(text):
+        return None
+    return text[::-1]

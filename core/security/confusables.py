@@ -3,6 +3,9 @@
 The data is Unicode's ``confusables.txt`` (UTS #39) as shipped by the ``confusable-homoglyphs``
 package; memhost keeps no list of its own. Loading it costs tens of milliseconds, so it is
 loaded only when a text holds a non-ASCII letter, which plain notes do not.
+
+Letters folded this way are a reading, not a verdict: :func:`mixed_script` says whether a text
+put them inside Latin words, which is how they are used to hide a word.
 """
 
 from __future__ import annotations
@@ -39,6 +42,20 @@ def fold(text: str) -> str:
 
 
 _CAPS_L = re.compile(r"\b(?=[A-Zl]*[A-Z]{2})[A-Z]*l[A-Zl]*\b")
+
+
+#: A word that mixes Latin letters with Greek or Cyrillic ones ("ѕуѕtеm", "аррrοvаl"): no
+#: language writes that; a Russian or Greek note writes its words in one script.
+_MIXED_WORD = re.compile(r"(?=\w*[A-Za-z])(?=\w*[\u0370-\u03ff\u0400-\u04ff])\b\w+")
+
+
+def mixed_script(text: str) -> bool:
+    """Whether ``text`` (before folding) writes two words or more in mixed scripts: letters that
+    imitate Latin ones, put where Latin ones belong to slip past a reader of words."""
+    if text.isascii():
+        return False
+    found = _MIXED_WORD.finditer(text)
+    return next(found, None) is not None and next(found, None) is not None
 
 
 @cache

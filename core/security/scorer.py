@@ -6,14 +6,20 @@
 * ``text``: invisible and format characters removed (an attacker splits "ig\\u200bnore"),
   NFKC applied, and confusable letters folded to the Latin ones they imitate, from Unicode's
   confusables data (the ``confusable-homoglyphs`` package) rather than a hand-written list;
-* ``hidden``: what Unicode tag characters (U+E0020–E007E) spell, an invisible copy of ASCII;
-* ``leet``: digits and symbols inside words read as the letters they stand for;
-* ``decoded``: base64 and hex runs, decoded and read again;
+* ``hidden``: what Unicode tag characters (U+E0020–E007E) spell, an invisible copy of ASCII, and
+  what a run of variation selectors spells, a byte each (text hung invisibly on an emoji);
+* ``leet``: digits and symbols inside words read as the letters they stand for
+  (:mod:`memhost.security.leet`);
+* ``decoded``: base64, hex and percent-encoded runs, decoded and read again;
 * ``shifted``: rot13 or another Caesar shift, shifted back (:mod:`memhost.security.ciphers`);
+* ``spaced``: letters written one by one, joined; ``backwards``: a text that shows signs of being
+  written backwards ("moc.", "read this backwards"), read from its end;
 * ``native``: text in other scripts as written, confusables not folded (folding would turn a
   Russian word into Latin look-alikes); it counts as plain text.
 
-A view other than ``text`` that scores adds :data:`~memhost.security.features.OBFUSCATION_WEIGHT`.
+A view other than ``text`` that scores adds :data:`~memhost.security.features.OBFUSCATION_WEIGHT`;
+so does evidence in a text that puts look-alike letters inside Latin words (mixed scripts,
+:func:`memhost.security.confusables.mixed_script`): the folding read it, the hiding is evidence.
 :meth:`Assessment.outcome` turns the score into accept, stage or refuse with a :class:`Policy`
 (``[injection]`` in config). An ASCII text with no anchor costs one pattern pass per view.
 """
@@ -29,7 +35,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
-from memhost.security import anchors, ciphers, confusables, features
+from memhost.security import anchors, ciphers, confusables, features, leet
 from memhost.security import masking, redact
 from memhost.security.text import strip_invisible
 
@@ -95,13 +101,6 @@ class Assessment:
 _BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f")
 _B64 = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{16,}={0,2}(?![A-Za-z0-9+/=])")
 _HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){12,}(?![0-9A-Fa-f])")
-_LEET = {"0": "o", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "!": "i",
-         "|": "l", "€": "e"}
-#: "1" stands for i as often as for l; each reading is its own view: "1" as i everywhere, and
-#: "1" read per word (:func:`_one_as`).
-_LEETS = (str.maketrans({**_LEET, "1": "i"}), None)
-_TOKEN = re.compile(r"[\w@$!|€]{3,}")
-_LEET_MARKS = re.compile(r"[0134579@$!|€]")
 
 
 def clean(text: str) -> str:
@@ -121,18 +120,20 @@ def _views(text: str) -> list[tuple[str, str]]:
         if native != views[0][1]:
             views.append(("native", native))
         hidden = "".join(chr(ord(c) - 0xE0000) for c in text if 0xE0020 <= ord(c) <= 0xE007E)
+        hidden += ciphers.selector_bytes(text) or ""
         if hidden.strip():
             views.append(("hidden", hidden))
     base = views[0][1]
-    if _LEET_MARKS.search(base) and _LEET_ANYWHERE.search(base):
-        for number, table in enumerate(_LEETS):
-            leet = _TOKEN.sub(lambda m: _unleet(m.group(0), table), base)
-            if leet != base:
-                views.append((f"leet{number or ''}", leet))
+    if leet.worth_reading(base):
+        for number, table in enumerate(leet.TABLES):
+            leet_text = leet.read(base, table)
+            if leet_text != base:
+                views.append((f"leet{number or ''}", leet_text))
     if _BIDI_OVERRIDE in text:
         views.append(("reversed", clean(_REVERSED.sub(lambda m: m.group(1)[::-1], text))))
     decoded = [_decode(m.group(0), "b64") for m in _B64.finditer(base)]
     decoded += [_decode(m.group(0), "hex") for m in _HEX.finditer(base)]
+    decoded.append(ciphers.percent_decoded(base))
     words = [d for d in decoded if d]
     if words:
         views.append(("decoded", "\n".join(words)))
@@ -142,58 +143,10 @@ def _views(text: str) -> list[tuple[str, str]]:
     shifted = ciphers.unshift(base)
     if shifted is not None:
         views.append(("shifted", shifted))
+    backwards = ciphers.backwards(base)
+    if backwards is not None:
+        views.append(("backwards", backwards))
     return views
-
-
-#: A leet mark with a letter on each side ("s3nd", "h4x0r"), one leading two letters ("4ll"), or
-#: marks at both ends of letters ("4P1"), or a short word ending in 3 or 0 for e or o ("th3");
-#: "m000", "ipv4", "sha256" and "python3" have none, and are left as they are.
-_LEET_WORD = (r"[^\W\d_][0134579@$!|€]+[^\W\d_]|{start}[0134579@$][^\W\d_]{{2,}}"
-              r"|{start}[0134579@$][^\W\d_]+[0134579@$!|€]{end}|{start}[^\W\d_]{{2,3}}[03]{end}"
-              # Two marks ending a word ("rul35"); a version ("sha256") has a 2 or 6.
-              r"|{start}[^\W\d_]{{3,}}[0134579]{{2}}{end}")
-_LEET_INSIDE = re.compile(_LEET_WORD.format(start="^", end="$"))
-#: Whether a text holds a word :data:`_LEET_INSIDE` finds: a text with digits but no such word (a
-#: date, a version, an id: most notes with digits) skips rewriting every word twice only to find
-#: nothing changed. Each of its shapes written from the first mark in it, what is around that
-#: mark looked at from behind: a pattern that starts with a set of characters lets ``re`` skip
-#: to them (~2 µs for a note, against ~12 for the shapes written from the word's start). A
-#: word's edges are where :data:`_TOKEN`'s characters stop. The last shape does not check that
-#: the letters before its marks start the word, so the gate finds a few texts more than it
-#: must (they are then rewritten for nothing); never fewer (``tests/test_scorer.py``).
-_L, _M, _W = r"[^\W\d_]", r"[0134579@$!|€]", r"[\w@$!|€]"
-_LEET_ANYWHERE = re.compile(
-    rf"{_M}(?:(?<={_L}{_M}){_M}*{_L}"  # a mark with a letter on each side
-    rf"|(?<!{_W}.)(?<=[0134579@$]){_L}{{2,}}"  # a word led by a mark and two letters or more
-    rf"|(?<!{_W}.)(?<=[0134579@$]){_L}+{_M}(?!{_W})"  # marks at both ends of letters
-    rf"|(?<=[03])(?<={_L}{_L}.)(?<!{_W}{_L}{_L}.)(?!{_W})"  # two letters and a 3 or 0
-    rf"|(?<=[03])(?<={_L}{_L}{_L}.)(?<!{_W}{_L}{_L}{_L}.)(?!{_W})"  # three letters and a 3 or 0
-    rf"|(?<=[0134579])(?<={_L}{_L}{_L}.)[0134579](?!{_W}))")  # letters and two marks ending it
-
-
-def _unleet(token: str, table: dict[int, str] | None) -> str:
-    """A word written with digits or symbols among its letters, read as letters."""
-    if token.isalpha() or not _LEET_INSIDE.search(token):  # most words: letters only
-        return token
-    if table is None:
-        token = _ONE.sub(_one_as, token)
-        table = _LEETS[0]
-    return token.translate(table)
-
-
-#: A "1" with what stands around it in its word.
-_ONE = re.compile(r"(?<=(.))?1(?=(.))?")
-
-
-def _one_as(match: re.Match[str]) -> str:
-    """"1" as l where English puts an l: before an e ("ru13s", "f1le"), doubled ("a11"), or
-    ending a word after a vowel ("c0ntr01"); as i elsewhere ("d1sr3g4rd", "1nstruct10ns")."""
-    before, after = match.group(1) or "", match.group(2) or ""
-    if after in ("e", "E", "3", "1") or before == "1":
-        return "l"
-    if not after and before.lower() in ("a", "e", "o", "u", "0", "3", "4"):
-        return "l"
-    return "i"
 
 
 _BIDI_OVERRIDE = "\u202e"
@@ -318,6 +271,11 @@ def assess(text: str) -> Assessment:
                 plain[group] = found
     evidence = list(plain.values())
     best = sum(e.weight for e in evidence)
+    if plain and confusables.mixed_script(head):
+        # Look-alike letters inside Latin words hide the words from a reader of words: what
+        # they spell is evidence, and so is the hiding.
+        evidence.append(Evidence("obfuscated_confusables", "text", features.OBFUSCATION_WEIGHT))
+        best += features.OBFUSCATION_WEIGHT
     for view, body in views[1:]:
         found = _score_view(body, view)
         # Only what the plain reading did not already show counts as hidden.
@@ -360,7 +318,7 @@ def assess_together(first: str, second: str, alone: float) -> Assessment | None:
 @cache
 def version() -> str:
     """A name for what :func:`assess` finds; changes with any feature, weight or table."""
-    parts = ["score-2", str(MAX_SCAN_CHARS), ciphers.VERSION, unicodedata.unidata_version,
+    parts = ["score-3", str(MAX_SCAN_CHARS), ciphers.VERSION, unicodedata.unidata_version,
              f"{sys.version_info[0]}.{sys.version_info[1]}", confusables.version(),
              repr(features.OBFUSCATION_WEIGHT), repr(features.INVISIBLE_WEIGHT),
              repr(features.BIDI_WEIGHT), repr(features.QUOTED_FACTOR), repr(features.SECRET_WEIGHT)]
