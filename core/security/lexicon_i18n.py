@@ -188,12 +188,83 @@ LEXICON: dict[str, dict[str, tuple[str, ...]]] = {
            "hide": ("मत बताना", "मत बताओ", "न बताएं", "न बताना", "छिपा", "चुपके से"),
            "user": ("उपयोगकर्ता", "यूज़र", "यूजर"),
            "always": ("अब से", "हमेशा", "हर जवाब")},
+    # Swedish, Danish and Norwegian share most stems; a compound ("systeminstruktioner") is matched
+    # by its own stem.
+    "sv": {"void": ("ignorera", "strunta i", "glöm", "bortse från", "inte längre gäll", "gäller inte",
+                    "ogiltig", "upphäv", "ignorer", "glem", "ikke længere gæld", "ikke lenger gjeld"),
+           "guidance": ("instruktion", "systeminstruktion", "regler", "riktlinje", "direktiv",
+                        "systemprompt", "anvisning", "instruks", "retningslinje"),
+           "move": ("skicka", "vidarebefordra", "ladda upp", "videresend"),
+           "data": ("konversation", "historik", "lösenord", "inloggningsuppgift", "chatt",
+                    "adgangskode", "passord", "samtale"),
+           "persona": ("du är nu", "från och med nu är du", "låtsas vara", "agera som", "bete dig som",
+                       "du er nå", "lad som om"),
+           "hide": ("berätta inte", "säg inget", "nämn inte", "utan att användaren", "i hemlighet",
+                    "dölj", "fortæl ikke", "ikke fortell", "uden at brugeren", "uten at brukeren"),
+           "user": ("användar", "brugeren", "brukeren"),
+           "always": ("från och med nu", "hädanefter", "alltid", "i varje svar",
+                      "fra nå av", "altid")},
+    "vi": {"void": ("bỏ qua", "phớt lờ", "không còn hiệu lực", "không còn áp dụng", "vô hiệu",
+                    "đừng làm theo", "không tuân theo"),
+           "guidance": ("hướng dẫn", "chỉ dẫn", "chỉ thị", "quy tắc", "lời nhắc hệ thống", "nội quy"),
+           "move": ("gửi", "chuyển tiếp", "tải lên", "đăng lên"),
+           "data": ("cuộc trò chuyện", "lịch sử trò chuyện", "mật khẩu", "khóa bí mật",
+                    "thông tin đăng nhập", "nội dung trò chuyện"),
+           "persona": ("bây giờ bạn là", "từ giờ bạn là", "hãy giả vờ", "đóng vai", "hãy đóng vai"),
+           "hide": ("đừng nói", "đừng cho", "không cho người dùng biết", "giấu", "bí mật",
+                    "không báo cho"),
+           "user": ("người dùng",),
+           "always": ("từ bây giờ", "từ giờ trở đi", "luôn luôn", "sau mỗi câu trả lời",
+                      "trong mỗi câu trả lời")},
+    "id": {"void": ("abaikan", "lupakan", "tidak mengikuti", "jangan ikuti", "tidak berlaku",
+                    "tidak lagi berlaku"),
+           "guidance": ("instruksi", "aturan", "petunjuk", "perintah", "pedoman", "arahan"),
+           "move": ("kirim", "unggah", "teruskan", "bagikan"),
+           "data": ("percakapan", "riwayat", "kata sandi", "kredensial", "obrolan"),
+           "persona": ("sekarang kamu adalah", "kamu sekarang", "berperan sebagai", "berpura-pura",
+                       "bertindak sebagai", "anda sekarang"),
+           "hide": ("jangan beri tahu", "jangan bilang", "jangan katakan", "tanpa sepengetahuan",
+                    "diam-diam", "sembunyikan", "rahasiakan"),
+           "user": ("pengguna",),
+           "always": ("mulai sekarang", "mulai saat ini", "seterusnya", "di setiap jawaban")},
+    "uk": {"void": ("ігноруй", "забудь", "не зважай", "нехтуй", "відкинь", "скасуй",
+                    "більше не діють", "недійсн"),
+           "guidance": ("інструкці", "правил", "вказівк", "директив", "системн"),
+           "move": ("надішли", "надсила", "відправ", "перешли", "пересила", "передава", "завантаж",
+                    "вивантаж"),
+           "data": ("листуван", "історі", "розмов", "парол", "ключ", "токен", "облікові дані"),
+           "persona": ("тепер ти", "ти тепер", "відтепер ти", "прикинься", "поводься як",
+                       "грай роль"),
+           "hide": ("не кажи", "не говори", "не повідомля", "не згадуй", "приховуй", "приховай",
+                    "таємно", "потай", "без відома"),
+           "user": ("користувач",),
+           "always": ("відтепер", "з цього моменту", "завжди", "у кожній відповіді")},
+    "he": {"void": ("התעלם", "תתעלם", "שכח מ", "תשכח", "אינן תקפות", "בטלות"),
+           "guidance": ("הוראות", "הנחיות", "כללים", "חוקים", "פקודות"),
+           "move": ("שולח", "שלח", "תשלח", "העלה", "העבר", "מעביר"),
+           "data": ("שיחה", "היסטוריה", "סיסמ", "מפתחות", "מפתח פרטי", "אישורי גישה"),
+           "persona": ("אתה עכשיו", "מעכשיו אתה", "העמד פנים", "התנהג כמו"),
+           "hide": ("אל תספר", "אל תגיד", "אל תזכיר", "לא מזכיר", "לא מספר", "הסתר", "בסתר",
+                    "בלי שהמשתמש"),
+           "user": ("משתמש",),
+           "always": ("מעכשיו", "מעתה", "בכל תשובה")},
+    "el": {"void": ("αγνόησε", "αγνοήστε", "ξέχασε", "ξεχάστε", "παράβλεψε", "δεν ισχύουν πλέον",
+                    "άκυρ"),
+           "guidance": ("οδηγί", "κανόν", "εντολ"),
+           "move": ("στείλε", "στέλνει", "στέλνε", "ανέβασε", "προώθησε", "προωθεί"),
+           "data": ("συνομιλί", "ιστορικό", "κωδικό πρόσβασης", "κωδικούς πρόσβασης", "κλειδιά",
+                    "διαπιστευτήρι"),
+           "persona": ("είσαι τώρα", "τώρα είσαι", "προσποιήσου", "συμπεριφέρσου σαν"),
+           "hide": ("μην πεις", "μην το πεις", "μην αναφέρ", "δεν το αναφέρ", "δεν αναφέρ",
+                    "μην ενημερ", "δεν ενημερώνει", "κρυφά", "χωρίς να το ξέρει"),
+           "user": ("χρήστ",),
+           "always": ("από τώρα και στο εξής", "από εδώ και πέρα", "σε κάθε απάντηση")},
 }
 
 #: Languages written without spaces between words, or that glue particles on (Korean) or
-#: prefixes ("و" and, "ال" the, in Arabic): their stems match anywhere, not only at the start of
-#: a word.
-UNSPACED = frozenset({"zh", "ja", "ko", "ar"})
+#: prefixes ("و" and, "ال" the, in Arabic; "ה" the, "ל" to, "ש" that, in Hebrew): their stems
+#: match anywhere, not only at the start of a word.
+UNSPACED = frozenset({"zh", "ja", "ko", "ar", "he"})
 
 
 def _stem(word: str) -> str:
@@ -217,15 +288,24 @@ def alternation(concept: str, *, negatable: bool = False) -> str:
     unspaced.sort(key=len, reverse=True)
     neg, after = (NOT_NEGATED, NOT_NEGATED_AFTER) if negatable else ("", "")
     tail = r"\b" if concept in WHOLE else r"\w*"
-    parts = [rf"{neg}(?<!\w)(?:{'|'.join(spaced)}){tail}{after}"]
+    # Inside a word (most places) the first look-behind fails at once, and a character no stem
+    # starts with fails the look-ahead: a hundred stems are tried only where one may start.
+    parts = [rf"(?<!\w){_starts(spaced)}{neg}(?:{'|'.join(spaced)}){tail}{after}"]
     if unspaced:
-        parts.append(f"(?:{'|'.join(unspaced)})")
+        parts.append(f"{_starts(unspaced)}(?:{'|'.join(unspaced)})")
     return "(?:" + "|".join(parts) + ")"
+
+
+def _starts(stems: list[str]) -> str:
+    """A look-ahead for the characters the (escaped) stems start with, either case."""
+    firsts = {re.sub(r"^\\", "", stem)[:1] for stem in stems}
+    firsts |= {c.upper() for c in firsts} | {c.lower() for c in firsts}
+    return "(?=[" + "".join(re.escape(c) for c in sorted(firsts)) + "])"
 
 
 def anchors(concept: str) -> tuple[str, ...]:
     """A literal each match of :func:`alternation` holds: each stem's longest word, lower-cased,
-    the later of two as long (a phrase's short words, "a", "de", "tu", are in nearly every text,
-    and would run the feature on it)."""
-    return tuple(sorted({max(reversed(word.split()), key=len).lower()
+    of two as long the one with a letter outside ASCII, else the later (a phrase's short words,
+    "a", "de", "tu", "nu", are in nearly every text, and would run the feature on it)."""
+    return tuple(sorted({max(reversed(word.split()), key=lambda w: (len(w), not w.isascii())).lower()
                          for concepts in LEXICON.values() for word in concepts.get(concept, ())}))
