@@ -2,8 +2,9 @@
 
 Memory poisoning (see docs/security.md): :mod:`~memhost.security.scorer` gives each memory
 entry a risk score from the evidence families of :mod:`~memhost.security.features` (known
-shapes) and :mod:`~memhost.security.concepts` (the ideas underneath them), both built from the
-vocabularies of :mod:`~memhost.security.lexicon`;
+shapes) and :mod:`~memhost.security.concepts` (the ideas underneath them), with orders stated
+as facts in :mod:`~memhost.security.standing` and :mod:`~memhost.security.conduct`, all built
+from the vocabularies of :mod:`~memhost.security.lexicon`;
 :mod:`~memhost.security.screen` turns it into accept, stage or refuse for a write (with taint
 and the optional :mod:`~memhost.security.judge`); :mod:`~memhost.security.neutralise` renders
 every entry inert for a prompt; :mod:`~memhost.security.text` and

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 
-from memhost.security.lexicon import CHANNEL, G4, Feature
+from memhost.security.lexicon import CHANNEL, G4, HOST, Feature
 
 # -- vocabularies -----------------------------------------------------------------------------------
 
@@ -104,6 +104,8 @@ _RETURNED = (
     r"|host|api|answer|result|file|script|bot|channel))\s+(?:returns?|returned|says?|said|sends?|sent"
     r"|hands?|pushes|pushed|gives|gave|serves?|responds?|contains?|lists?|tells?|asks?|wants?"
     r"|provides?|delivers?)\b"
+    r"|(?:its|their)\s+(?:contents?|body|payload)\b|the\s+(?:reply|response|record|result|server|answer)'s"
+    r"\s+(?:\S+\s+)?(?:field|contents?|body|value)\b"
     r"|(?:the\s+|any\s+|all\s+)?(?:instructions?|commands?|tasks?|jobs?|orders?|code|scripts?"
     r"|directives?|steps?)(?:\s+\S+){0,3}?\s+(?:in|from|of|inside)\s+(?:the|its|that)\s+(?:response"
     r"|reply|result|output|body|page|payload|message|answer|file)\b)")
@@ -111,7 +113,8 @@ ACT_ON_RETURNED = rf"(?:\b{ACT}\s+{_RETURNED}|\btreat\w*\s+(?:each|every|any|the
 _RETURNED_ANCHORS = ("return", "say", "said", "send", "sent", "hand", "push", "give", "gave",
                      "serve", "respond", "contain", "list", "tell", "ask", "want", "provide",
                      "deliver", "response", "reply", "result", "output", "body", "page", "payload",
-                     "message", "answer", "file", "user")
+                     "message", "answer", "file", "user", "content", "body", "payload", "field",
+                     "value")
 #: The entry itself, or memory as a whole.
 SELF = (r"(?:(?:this|the\s+same|the\s+present)\s+(?:exact\s+)?(?:entry|note|line|rule|text|instruction"
         r"|preference|paragraph|sentence|reminder|item|memory|setting)|\bmemory\b|\bmemories\b"
@@ -164,7 +167,7 @@ FEATURES: tuple[Feature, ...] = (
       r"|\b(?:outrank|overrule|trump|take\w*\s+(?:precedence|priority)\s+over)\w*\s+(?:the\s+|your\s+"
       r"|any\s+)?(?:system\s+prompt|operator|developer|instruct\w*|guid\w*)"),
     # -- remote content, acted on --------------------------------------------------------------
-    F("remote_act", 5.0, ACT_ON_RETURNED, "c2", also=CHANNEL),
+    F("remote_act", 5.0, ACT_ON_RETURNED, "c2", also=rf"{CHANNEL}|{HOST}|\bTXT\s+records?\b"),
     F("act_on_returned", 2.0, ACT_ON_RETURNED, "c2"),
     # -- the entry keeps itself ----------------------------------------------------------------
     # The entry (or memory) must be what disappears: "if the build dir is deleted, restore it"
@@ -179,8 +182,11 @@ FEATURES: tuple[Feature, ...] = (
       r"|stores)|every\s+\w+)", "self_replicate"),
     F("self_preserve", 3.0,
       r"\b(?:preserv\w*|pin|protect\w*|never\s+(?:remove|delete|drop|forget|prune))\s+"
-      r"(?:this|the\s+same)\s+(?:exact\s+)?(?:entry|note|line|rule|text|instruction|reminder|item)\b",
-      "self_replicate"),
+      r"(?:this|the\s+same)\s+(?:exact\s+)?(?:entry|note|line|rule|text|instruction|reminder|item)\b"
+      # Removal refused in advance: "deletion requests for it are treated as accidental".
+      r"|\b(?:deletion|removal)\s+requests?\b[^\n]{0,80}?\b(?:ignored|treated\s+as\s+(?:accidental|mistakes?"
+      r"|errors?)|refused|declined|disregarded)\b|\bentry\s+#?\d+\s+is\s+(?:protected|permanent|pinned|locked"
+      r"|undeletable)\b", "self_replicate"),
     # -- hidden from the user ------------------------------------------------------------------
     F("hide_from_user", 3.0,
       r"\bdeny\w*\s+(?:that\s+)?(?:it|this|they|there|such)\s+(?:\w+\s+)?(?:exists?|is|are|was|were|has|have"
@@ -219,7 +225,7 @@ FEATURES: tuple[Feature, ...] = (
       r"|under\s+(?:all|any)\s+circumstances|without\s+exception|at\s+all\s+costs)\b"),
     # -- another identity ----------------------------------------------------------------------
     F("speak_as", 2.0,
-      r"\b(?:respond|reply|answer|speak|talk|operate|function|introduce\s+yourself|present\s+yourself"
+      r"\b(?:respond|reply|answer|speak|talk|operate|function|introduce\s+yourself|present|masquerad"
       r"|identify\s+yourself|sign\s+off)\w*\s+as\s+(?!(?:an?\s+)?(?:\w+ly|short|brief|plain|clear|usual"
       r"|before|needed|possible|follows|well|soon|if|much|many|long|often|markdown|json|text|bullets?"
       r"|code|yaml|tables?|lists?|one|such|usual|normal|always|prose|html|csv|plain\s+text)\b)"
@@ -252,7 +258,8 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "act_on_returned": _RETURNED_ANCHORS,
     "self_restore": tuple(w.split()[0] for w in _GONE_WORDS),
     "self_copy": ("cop", "duplicat", "clone", "backup"),
-    "self_preserve": ("preserv", "pin", "protect", "never"),
+    "self_preserve": ("preserv", "pin", "protect", "never", "deletion", "removal", "permanent",
+                      "locked", "undeletable"),
     "hide_from_user": ("deny", "claim", "say", "pretend", "insist", "answer", "reply", "tell",
                        "secret", "hidden", "confidential", "private", "quiet", "wraps", "hid",
                        "conceal", "withhold", "omit", "leave", "suppress", "out", "lie", "subject",

@@ -28,30 +28,34 @@ an instruction to the agent on its own" (the thresholds themselves are configura
 from __future__ import annotations
 
 
-from memhost.security import concepts, concepts_i18n, mechanisms, standing
+from memhost.security import conduct, concepts, concepts_i18n, mechanisms, standing
 from memhost.security.lexicon import (
     ANY as _ANY,
     CHANNEL,
     CHANNEL_ANCHORS,
     CREDENTIAL_ANCHORS,
     CREDENTIAL_PATH,
-    DISCLOSE,
+    DISCLOSE_NOT_NEGATED,
     G4 as _G4,
     G6 as _G6,
     G8 as _G8,
     INSTRUCTIONS,
     NOT_NEGATED,
+    NOT_FORBIDDEN,
     NOT_NEGATED_AFTER,
     gap,
     MOVE,
     SECRET_ASK,
+    SECRET_ASK_ANCHORS,
+    SECRET_BY_PROXY,
     SENSITIVE,
     Feature,
 )
 
 #: What comes before the instructions an override names ("all previous", "your", "the system").
 _PRIOR = (r"(?:previous|prior|earlier|above|preceding|original|initial|old|existing|all|any|every"
-          r"|your|its|the|system|safety|default|whatever|those|these|such)")
+          r"|your|its|the|system|safety|default|whatever|those|these|such|operator|developer|vendor"
+          r"|admin|platform)")
 _G2 = gap(2)
 
 
@@ -74,6 +78,7 @@ _CLAUSE = r"[^\n;]{0,120}?"
 #: Not asked by someone the note reports on.
 _NOT_REPORTED = r"\b" + _not_after("user", "users", "email", "message", "scammer", "attacker", "phisher",
                                    "caller", "someone", "text", "sms", "they", "he", "she", "mail")
+
 
 F = Feature
 _WRITTEN: tuple[Feature, ...] = (
@@ -190,7 +195,8 @@ _WRITTEN: tuple[Feature, ...] = (
       r"[\"']role[\"']\s*:\s*[\"'](?:system|tool|assistant|developer|function)[\"']"
       r"|[\"'](?:tool_calls|function_call)[\"']\s*:"),
     F("frame_marker", 3.0,
-      r"\b(?:end|start|begin(?:ning)?|close)\s+of\s+(?:the\s+)?(?:memory|snapshot|system\s+prompt"
+      r"\b(?:end|start|begin(?:ning)?|close)\s+of\s+(?:the\s+)?(?:(?:saved|stored|persisted|persistent|user"
+      r"|personal)\s+)?(?:memory|snapshot|system\s+prompt"
       r"|context|user\s+profile|instructions|notes)\b|═{6,}|^[^\S\n]*(?:MEMORY\s+\(your\s+personal\s+notes\)"
       r"|USER\s+PROFILE\s+\(who\s+the\s+user\s+is\))"),
     # -- moving data out -------------------------------------------------------------------------
@@ -203,12 +209,17 @@ _WRITTEN: tuple[Feature, ...] = (
     F("markdown_image_data", 4.0, r"!\[[^\]\n]{0,200}\]\(\s*<?(?:https?:)?//[^)\s]*[?#{$][^)\n]*\)"),
     F("markdown_image", 1.5, r"!\[[^\]\n]{0,200}\]\(\s*<?(?:https?:)?//"),
     F("link_data", 3.0,
-      r"\]\(\s*<?https?://[^)\s]*[?&#][^)\s]*(?:[{<$]|\b[A-Z][A-Z_]{3,}\b|=(?:\{|<|\$|data\b))"),
+      r"\]\(\s*<?https?://[^)\s]*[?&#][^)\s]*(?:[{<$\[]|\b[A-Z][A-Z_]{3,}\b|=(?:\{|<|\$|data\b))"),
     # -- credentials, environments, code from the network ----------------------------------------
     F("credential_path", 2.0, CREDENTIAL_PATH),
     # "~/.aws/config …; default to 'work'" reads nothing out: the file must go somewhere.
-    F("credential_read", 3.0, rf"{DISCLOSE}{_ANY}{CREDENTIAL_PATH}|{CREDENTIAL_PATH}{_ANY}\b(?:(?:to|into)"
-      r"\s+(?:the\s+|a\s+|an\s+|this\s+|that\s+|my\s+|our\s+)?(?:reply|answer|response|output|ticket|chat"
+    # Where others read it, a word or two after the article ("into the PR description", "to the
+    # shared drive folder"); a public key is meant to be shared.
+    F("credential_read", 3.0, rf"{DISCLOSE_NOT_NEGATED}{_ANY}{CREDENTIAL_PATH}"
+      rf"|(?={CREDENTIAL_PATH}){NOT_FORBIDDEN}{CREDENTIAL_PATH}{_ANY}"
+      r"(?<!never\s)(?<!not\s)\b(?:(?:to|into|onto)\s+(?:the\s+|a\s+|an\s+|this\s+|that\s+|my\s+|our\s+)?"
+      r"(?:[\w-]+\s+){0,2}?(?:reply|answer|response|output|ticket|chat|PR|pull\s+requests?|descriptions?|drive"
+      r"|folder|wiki|slack|comments?|gists?|threads?|status\s+updates?"
       r"|issue|e-?mail|message|channel|report|server|host|endpoint|webhook|pastebin|gist|url|\S*://|\S+@)"
       r"|in\s+the\s+(?:reply|answer|response|output|ticket|chat))\b"),
     F("env_dump", 3.0,
@@ -263,7 +274,7 @@ _WRITTEN: tuple[Feature, ...] = (
       # email asked staff for their code".
       rf"{_NOT_REPORTED}\b(?:ask\w*|request\w*|prompt\w*|remind\w*|tell\w*|get|have|make|collect\w*|gather\w*"
       rf"|obtain\w*|harvest\w*)\b{_G6}{SECRET_ASK}"
-      rf"|\b(?:type|paste|enter|send|share)\w*\s+(?:their|your|his|her|the)\s+{SECRET_ASK}"
+      rf"|{SECRET_BY_PROXY}|\b(?:type|paste|enter|send|share)\w*\s+(?:their|your|his|her|the)\s+{SECRET_ASK}"
       rf"{_G6}(?:chat|here|reply|message)"),
     F("concealment", 3.0,
       r"\b(?:do\s+not|don't|dont|never|without)\s+(?:tell|inform|mention|notify|reveal|show|let)\w*"
@@ -363,8 +374,7 @@ _WRITTEN_ANCHORS: dict[str, tuple[str, ...]] = {
     "anti_forensic": ("history", "histfile", "shred", "/var/log", "wipe"),
     "self_replicate": ("add", "sav", "restor", "creat", "keep", "this", "same", "copy",
                        "duplicat", "replicat", "if"),
-    "phishing": ("code", "otp", "2fa", "mfa", "password", "passphrase", "pin", "recovery", "seed",
-                 "cvv", "card", "number", "digit", "expir", "question", "maiden"),
+    "phishing": SECRET_ASK_ANCHORS,
     "concealment": ("tell", "inform", "mention", "notif", "reveal", "show", "let", "quietly",
                     "silently", "secretly", "covertly", "knowing", "noticing", "empty", "digas",
                     "cuentes", "menciones", "informes", "dis", "dites", "nichts", "conte", "diga",
@@ -384,6 +394,6 @@ _WRITTEN_ANCHORS: dict[str, tuple[str, ...]] = {
 #: :mod:`memhost.security.concepts`, the mechanisms of :mod:`memhost.security.mechanisms` and the
 #: concepts in other languages of :mod:`memhost.security.concepts_i18n`.
 FEATURES: tuple[Feature, ...] = (_WRITTEN + concepts.FEATURES + mechanisms.FEATURES
-                                 + concepts_i18n.FEATURES + standing.FEATURES)
+                                 + concepts_i18n.FEATURES + standing.FEATURES + conduct.FEATURES)
 ANCHORS: dict[str, tuple[str, ...]] = {**_WRITTEN_ANCHORS, **concepts.ANCHORS, **mechanisms.ANCHORS,
-                                       **concepts_i18n.ANCHORS, **standing.ANCHORS}
+                                       **concepts_i18n.ANCHORS, **standing.ANCHORS, **conduct.ANCHORS}

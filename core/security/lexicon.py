@@ -68,11 +68,20 @@ MOVE = (r"(?<![/\w.-])(?:send\w*|sent|upload\w*|post(?:s|ed|ing)?|transmit\w*|fo
 DISCLOSE = (r"(?<![/\w.-])(?:print\w*|cat|show\w*|display\w*|output\w*|paste\w*|include\w*"
             r"|reveal\w*|read\w*|dump\w*|cp|scp|rsync|copy|copie[sd]|upload\w*|send\w*|base64|attach\w*"
             r"|summari[sz]e\w*|echo|(?:less|more|head|tail|type)(?=\s+\S*(?:~|/|\.\w)))")
+#: :data:`DISCLOSE`, not forbidden by the word before it ("never paste ~/.aws/credentials into the
+#: chat"); its own look-behind first, which fails inside a word at once.
+DISCLOSE_NOT_NEGATED = DISCLOSE.replace(r"(?<![/\w.-])", r"(?<![/\w.-])" + NOT_NEGATED, 1)
+#: Not the object of a forbidding verb ("never paste ~/.aws/credentials into the chat", "don't
+#: commit .env to the repo"): a negation, one word of 2 to 9 letters, and the path (after "~/" or
+#: not). Fixed-width look-behinds, one per width: put them after a look-ahead for the path, so
+#: they are tried only where one starts.
+NOT_FORBIDDEN = "".join(rf"(?<!\b{neg}\s\w{{{n}}}\s{home})" for neg in ("never", "don't", "not", "dont")
+                        for n in range(2, 10) for home in ("", "~/"))
 CREDENTIAL_PATH = (
-    r"(?:\.aws/(?:credentials|config)\b|\.ssh/id_\w+|\bid_(?:rsa|ed25519|ecdsa|dsa)\b|\.netrc\b"
+    r"(?:\.aws/(?:credentials|config)\b|\.ssh/id_\w+\b(?!\.pub\b)|\bid_(?:rsa|ed25519|ecdsa|dsa)\b(?!\.pub\b)|\.netrc\b"
     r"|\.pgpass\b|\.git-credentials\b|\.docker/config\.json|/etc/shadow\b|\.kube/config\b"
     r"|\.npmrc\b|\.pypirc\b|credentials\.json\b|\.gnupg\b|\bkeychain\b|\.config/gcloud\b"
-    r"|\bauthorized_keys\b|(?:~|\$HOME|\$\{HOME\})/\.ssh\b(?!/(?:config|known_hosts)\b)"
+    r"|\bauthorized_keys\b|(?:~|\$HOME|\$\{HOME\})/\.ssh\b(?!/(?:config|known_hosts|[\w.-]+\.pub)\b)"
     r"|(?:\.memhost|MEMHOST_HOME\}?)/\.env\b|\.config/gh/hosts\.yml\b"
     rf"|{ENV_FILE})")
 #: Literals one of which every :data:`CREDENTIAL_PATH` match holds.
@@ -80,6 +89,13 @@ CREDENTIAL_ANCHORS = (".aws/", ".ssh", "id_", ".netrc", ".pgpass", ".git-credent
                       "/etc/shadow", ".kube/config", ".npmrc", ".pypirc", "credentials.json",
                       ".gnupg", "keychain", ".config/gcloud", ".env", "authorized_keys",
                       "hosts.yml")
+#: A place named without a scheme: a host name with a common public suffix ("hooks.slack.com",
+#: "t.me", "vaultkeep-pro.net"; a file name, "setup.py", "install.sh", "README.md", has none of
+#: these), or an address with a path ("172.104.8.19/hb"; a network with its prefix length,
+#: "10.0.0.0/24", is none). A second part only, searched after a feature matched: it names no
+#: anchor.
+HOST = (r"\b(?:[a-z0-9][\w-]*\.)+(?:com|net|org|io|app|dev|xyz|top|me|co|ru|cn|info|biz|site"
+        r"|online|cloud|link|ly|gg|tk|page)\b(?![.-]\w)|\b\d{1,3}(?:\.\d{1,3}){3}/(?!\d{1,2}\b)[\w.-]")
 SECRET_ASK = (r"(?:one[\s-]?time\s+(?:pass)?codes?|\botps?\b|\b2fa\b|\bmfa\b\s+codes?"
               r"|verification\s+codes?|auth(?:entication)?\s+codes?|security\s+codes?|passwords?"
               r"|passphrases?|\bpins?\b|recovery\s+(?:codes?|phrases?|keys?)|seed\s+phrases?|\bcvv\b"
@@ -88,6 +104,13 @@ SECRET_ASK = (r"(?:one[\s-]?time\s+(?:pass)?codes?|\botps?\b|\b2fa\b|\bmfa\b\s+c
               r"|(?:four|six|eight|[468])[\s-]+digit\s+(?:codes?|numbers?|pins?)"
               r"|(?:three|four|[34])\s+digits\s+on\s+the\s+back|(?:expiry|expiration)\s+date"
               r"|security\s+questions?|maiden\s+name)")
+#: Someone made to give a secret: "the agent has the user list their backup codes".
+SECRET_BY_PROXY = (r"\b(?:ha[sv]e?|had|gets?|makes?)\s+(?:the\s+user|them|him|her|users|people|customers)\s+"
+                   r"(?:to\s+)?(?:list|type|enter|paste|share|send|read\s+out|give|provide|recite|spell"
+                   rf"|confirm|dictate|upload)\w*{G6}{SECRET_ASK}")
+#: Literals one of which every :data:`SECRET_ASK` match holds.
+SECRET_ASK_ANCHORS = ("code", "otp", "2fa", "mfa", "password", "passphrase", "pin", "recovery", "seed",
+                      "cvv", "card", "number", "digit", "expir", "question", "maiden")
 INSTRUCTIONS = (r"(?:instruct\w*|guidance|rules?|guidelines?|directives?|polic(?:y|ies)|system\s+prompts?"
                 r"|prompts?|orders|constraints|requests|safeguards|guardrails|programming)")
 

@@ -80,9 +80,13 @@ FEATURES: tuple[Feature, ...] = (
       rf"[\s=]+https?://(?!{_INDEXES}))"),
     # -- other ways out --------------------------------------------------------------------------
     F("dns_exfil", 4.0,
-      r"\b(?:nslookup|dig|host|ping|resolve-dnsname|drill)\b[^\n]{0,60}?(?:\$\(|`|\$\{?\w+\}?\.[\w-]+\.[a-z]{2,}\b"
-      # A placeholder for the data as the name's first label: "<base32(msg)>.q.example.net".
-      r"|(?:<[^>\s]{1,40}>|\{[^}\s]{1,40}\})\.[\w-]+(?:\.[\w-]+)*\.[a-z]{2,}\b)"
+      r"\b(?:nslookup|dig|host|ping|resolve-dnsname|drill|resolv\w*|looks?\s+up|quer(?:y|ies))\b[^\n]{0,60}?"
+      # A backtick opens a code span in a note ("Host alias … `ssh -J bastion`"): a command
+      # substitution counts when the name is built from it ("`whoami`.x.example.net").
+      r"(?:\$\(|`[^`\n]{1,60}`\.[\w-]+\.[a-z]{2,}\b|\$\{?\w+\}?\.[\w-]+\.[a-z]{2,}\b"
+      # A placeholder for the data as the name's first label: "<base32(msg)>.q.example.net",
+      # "<hex of the last user message>.lat.example.net".
+      r"|(?:<[^>\n]{1,60}>|\{[^}\n]{1,60}\})\.[\w-]+(?:\.[\w-]+)*\.[a-z]{2,}\b)"
       rf"|\b(?:encod|embed|smuggl|leak|send|exfiltrat|tunnel)\w*\b[^\n]{{0,80}}?"
       r"\b(?:in(?:to)?|as|via|through|over|inside)\s+(?:the\s+|a\s+|their\s+)?(?:dns|subdomains?"
       r"|(?:host|domain)\s?names?\s+(?:of\s+)?(?:lookups?|queries)|lookups?\s+of)\b", "exfil_channel"),
@@ -134,9 +138,21 @@ FEATURES: tuple[Feature, ...] = (
     F("elevated_identity", 3.0,
       r"\b(?:you\s+are|you're|youre)\s+(?:now\s+)?(?:root|admin\w*|sudo|superuser|god|unrestricted"
       r"|unfiltered|uncensored|jailbroken|evil|DAN)\b", "identity"),
+    # The environment named as a whole, without a command: "attaches the full process environment",
+    # "every variable unredacted", "sharing the runtime variables".
+    F("environment_out", 3.0,
+      r"\b(?:attach|includ|paste|print|dump|send|post|upload|share|show|list|output|log|add|append)\w*\s+"
+      r"(?:\S+\s+){0,3}?(?:full|entire|whole|complete)\s+(?:process\s+|shell\s+|runtime\s+|system\s+)?"
+      r"environment\b(?!\s+(?:setup|file|config))"
+      r"|\b(?:every|all|each)\s+(?:the\s+)?(?:\w+\s+)?variables?\b[^\n]{0,20}?\b(?:unredacted|unmasked"
+      r"|verbatim)"
+      r"|\b(?:shar|send|post|upload|forward|attach|includ|past)\w*\s+(?:the\s+|all\s+)?(?:runtime\s+"
+      r"(?:variables|vars|env\w*)|process\s+env\w*)", "env_dump"),
     F("no_confirm", 2.0,
       r"\b(?:never|don't|do\s+not|no\s+need\s+to|stop|without)\s+ask\w*\s+(?:(?:the\s+)?user\s+|me\s+"
-      r"|for\s+(?:confirmation|permission|approval)\s+)?(?:before|first)\b", "safety"),
+      r"|for\s+(?:confirmation|permission|approval)\s+)?(?:before|first)\b"
+      r"|\b(?:does\s*n[o']t|doesn't|won't|will\s+not|never|need\s*n[o']t)\s+(?:need\s+to\s+)?ask\w*\s+"
+      r"(?:the\s+user\s+)?for\s+(?:confirmation|permission|approval|consent)\b", "safety"),
     F("top_priority", 2.5, r"\b(?:top|absolute|overriding|maximum)\s+priority\b", "authority"),
     # -- data named by what it is in a chat --------------------------------------------------------
     F("exfil_turns", 3.0,
@@ -159,6 +175,7 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "lolbin_fetch": ("mshta", "certutil", "regsvr32", "bitsadmin", "rundll32"),
     "install_from_url": ("pip", "npm", "yarn", "gem", "cargo"),
     "dns_exfil": ("nslookup", "dig", "host", "ping", "resolve-dnsname", "drill", "dns", "subdomain",
+                  "resolv", "look", "quer",
                   "name", "lookup"),
     "settings_tamper": ("stage_at", "refuse_at", "model_judge", "judge_timeout", "write_approval",
                         "injection", "pending", "approv", "memhost"),
@@ -174,6 +191,7 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "env_output": ("env", "set", "export", "declare", "var"),
     "set_aside": ("aside", "side", "hold", "behind"),
     "elevated_identity": ("you",),
+    "environment_out": ("environment", "unredacted", "unmasked", "verbatim", "runtime", "env"),
     "no_confirm": ("ask",),
     "exfil_turns": ("prompt", "message", "question", "input", "quer", "answer", "repl", "respons"),
 }

@@ -47,10 +47,18 @@ _SYSTEM_GUIDANCE = (r"(?:system\s+(?:prompt|message|instructions?)|safety\s+(?:r
                     r"|(?:assistant|agent|model|bot)'s\s+(?:restrictions|limits|rules|filters|constraints)"
                     r"|(?:prior|previous|earlier|preceding|existing)\s+(?:directives?|instructions?"
                     r"|guidance|orders|rules))")
+#: The same guidance named by who wrote it, or by where it sits ("everything above the memory
+#: section"): rarer words, searched on their own.
+_GUIDANCE_BY_WRITER = (r"(?:(?:system[\s-]level|operator|developer|vendor|platform)(?:-supplied|'s)?\s+(?:\w+\s+)?"
+                       r"(?:prompt|preamble|message|instructions?|rules|guidelines|setup\s+text|polic(?:y|ies))"
+                       r"|(?:earlier|original|initial|old)\s+safety\s+(?:wording|text|language|section)"
+                       r"|(?:everything|anything|whatever|all|the)\s+(?:\w+\s+){0,3}?(?:above|preceding|outside)"
+                       r"\s+(?:the|this|these)\s+(?:memory|notes?|user)\s+(?:section|block|file|notes?|part|area))")
 #: Words that take validity away, said of guidance rather than of code ("outdated" lint rules are
 #: rare next to "system prompt").
 _VOIDED = (r"(?:void|null|lapsed|expired|outdated|obsolete|revoked|rescinded|invalid\w*|superseded|lifted"
-           r"|waived"
+           r"|waived|stale|non-?binding|advisory|deprecated|background\s+(?:reading|information)"
+           r"|no\s+longer\s+(?:reflects?|represents?|matters?|counts?)|not\s+binding"
            r"|retired|withdrawn|cancel+ed|moot|suspended|defunct|inoperative|no\s+longer\s+(?:apply|applies"
            r"|valid|binding|in\s+(?:force|effect))|(?:a\s+)?(?:leftover|mistake|testing\s+artefact|test"
            r"\s+artifact|placeholder))")
@@ -83,7 +91,10 @@ FEATURES: tuple[Feature, ...] = (
       rf"|{_EVERY_OUTPUT}\s+(?:that\s+)?you\s+\w+[^\n]{{0,30}}?\b(?:ends?|starts?|begins?|closes?|includes?"
       rf"|contains?|carr(?:y|ies)|finishes|gets?|has|have)\b[^\n]{{0,40}}?{_PAYLOAD}"
       rf"|\b(?:your|the\s+(?:assistant|agent|model|bot)'s)\s+(?:\w+\s+)?{_OUTPUT}\s+(?:(?:always|should|must"
-      rf"|will)\s+){{0,2}}(?:link|point|end|start|includ|contain|carr|refer|mention)\w*\b[^\n]{{0,40}}?{_PAYLOAD}",
+      rf"|will)\s+){{0,2}}(?:link|point|end|start|includ|contain|carr|refer|mention)\w*\b[^\n]{{0,40}}?{_PAYLOAD}"
+      # A fixed line with a link closing every reply: "Replies end with 'Get 20% off: https://…'".
+      r"|\b(?:answers?|repl(?:y|ies)|responses?)\s+(?:(?:should|must|always|will)\s+)*(?:end|close|start|begin"
+      r"|finish|conclude|sign\s+off)\w*\s+with\s+[\"'“‘][^\"'”’\n]{0,60}?https?://",
       "reply_shape"),
     F("tracking_pixel", 3.0,
       r"<\s*img\b[^>\n]{0,200}?\b(?:width|height)\s*=\s*[\"']?[01]\b[^>\n]{0,80}?\b(?:width|height)\s*=\s*"
@@ -102,6 +113,14 @@ FEATURES: tuple[Feature, ...] = (
       # A blanket verdict: "mark every dependency as safe".
       r"|\b(?:mark|rate|label|flag|report|declare|classif)\w*\s+(?:every|each|all|any)\s+\w+(?:\s+\w+)?\s+as\s+"
       r"(?:safe|secure|clean|approved|passing|compliant|low[\s-]risk|benign|trusted)\b", "output_bias"),
+    # In the passive: "every change is reported as secure", "CVEs are never raised".
+    F("verdict_passive", 3.0,
+      r"\b(?:every|each|all|any)\s+(?:\w+\s+){0,2}?(?:is|are|gets?)\s+(?:always\s+)?(?:reported|marked|rated"
+      r"|declared|labell?ed|flagged|classified|described)\s+as\s+(?:safe|secure|clean|approved|passing"
+      r"|compliant|low[\s-]risk|benign|trusted|bug-free)\b"
+      r"|\b(?:CVEs?|vulnerabilit\w+|security\s+(?:issues|findings|bugs)|findings)\s+(?:are|is)\s+never\s+"
+      r"(?:raised|reported|mentioned|flagged|listed|shown|disclosed)\b",
+      "output_bias"),
     F("unconditional_topic", 1.0,
       r"\b(?:whatever|regardless\s+of|no\s+matter)\s+(?:the\s+|what\s+the\s+)?(?:question|topic|request"
       r"|task|context|subject)\b", "unconditional"),
@@ -111,6 +130,9 @@ FEATURES: tuple[Feature, ...] = (
     # -- the agent's guidance, voided ----------------------------------------------------------
     F("system_guidance_void", 4.5,
       rf"\b{_SYSTEM_GUIDANCE}\b(?:[^\n.;]{{0,80}}?)\b(?:(?:is|are|was|were|has|have|had)\s+(?:been\s+|now\s+"
+      rf"|all\s+)?|to\s+be\s+treated\s+as\s+|as\s+)?(?:\w+\s+){{0,6}}?{_VOIDED}", "override"),
+    F("guidance_by_writer_void", 4.5,
+      rf"\b{_GUIDANCE_BY_WRITER}\b(?:[^\n.;]{{0,80}}?)\b(?:(?:is|are|was|were|has|have|had)\s+(?:been\s+|now\s+"
       rf"|all\s+)?|to\s+be\s+treated\s+as\s+|as\s+)?(?:\w+\s+){{0,6}}?{_VOIDED}", "override"),
     F("notes_win", 3.0,
       r"\b(?:wherever|where|when(?:ever)?|if)\s+(?:it|they|that|those|the\s+\w+(?:\s+\w+)?)\s+conflicts?"
@@ -146,11 +168,21 @@ FEATURES: tuple[Feature, ...] = (
     # -- memhost's machinery ---------------------------------------------------------------------
     F("defence_setting_off", 4.0, rf"{_DEFENCE_SETTING}{_CONFIG_OFF}"
       r"|\b(?:raise|set|bump|lower|increase)\w*\s+(?:the\s+)?(?:risk|safety|review|approval|screening"
-      r"|injection)\s+(?:threshold|score|level|limit)s?\s+to\b", "memory_tamper"),
+      r"|injection)\s+(?:threshold|score|level|limit)s?\s+to\b"
+      r"|\b(?:risk|review|approv|screen|judge|stage_at|refuse_at|injection)[\w.]*(?:\s+in\s+\S+)?\s+(?:was|is"
+      r"|has\s+been|got|gets)\s+(?:raised|set|bumped|lowered|increased|changed|moved)\s+to\s+(?:1(?:\.0+)?"
+      r"|0(?:\.0+)?|\d{2,}|0?\.9\d*)(?![\d.])"
+      r"|\bso\s+(?:that\s+)?nothing\s+(?:ever\s+)?(?:gets|is|will\s+be)\s+(?:staged|reviewed|flagged|blocked"
+      r"|screened|refused)\b",
+      "memory_tamper"),
     F("auto_approve", 4.0,
       r"\b(?:auto-?(?:approv|accept|confirm|allow|merg)\w*|(?:approv|accept|confirm|okay|allow"
       r"|whitelist)\w*\s+(?:\S+\s+){0,4}?(?:automatically|blindly|unreviewed|without\s+(?:review\w*"
       r"|looking|checking|reading|asking)))"
+      r"|\b(?:entr(?:y|ies)|notes?|writes?)\s+(?:\w+\s+){0,6}?(?:count|counts|are\s+(?:treated|considered|deemed"
+      r"|counted|marked)|get\s+(?:marked|treated|counted))\s+(?:as\s+)?(?:already\s+)?(?:accepted|approved|reviewed"
+      r"|trusted|verified)\b|\baccept\w*\s+(?:every|all|each|any)\s+(?:new\s+)?(?:memory\s+)?(?:entr(?:y|ies)"
+      r"|notes?|writes?)\b"
       r"|\btreat\w*\s+(?:them|it|these|those|all|every\w*|pending\s+\w+|staged\s+\w+)\s+as\s+(?:already\s+)?"
       r"(?:approved|reviewed|accepted|trusted|verified)\b|\b(?:no\s+longer|don't|do\s+not|never)\s+(?:need|require)s?"
       r"\s+(?:a\s+)?(?:human|person|review\w*|approval|sign-?off)|\bapprov\w*\s+(?:everything|all(?:\s+of\s+them)?"
@@ -174,8 +206,9 @@ FEATURES: tuple[Feature, ...] = (
       r"|(?:shell|bash|zsh|command|terminal)\s+history|agent\s+logs?)\b", "anti_forensic"),
     F("deny_when_asked", 3.0,
       # The answer is an order ("…, say no"), not someone's habit ("the user prefers to say nothing").
-      r"\b(?:if|when(?:ever)?)\s+(?:\w+\s+){0,2}?(?:asks?|asked|questions?|inquires?)\b[^\n]{0,80}?[,;:]\s*(?:just\s+|always\s+|simply\s+"
-      r"|you\s+(?:should|must|will)\s+)?(?:say|answer|reply|respond)\s+"
+      r"\b(?:if|when(?:ever)?)\s+(?:\w+\s+){0,2}?(?:asks?|asked|questions?|inquires?)\b[^\n]{0,80}?[,;:—–]\s*"
+      r"(?:the\s+(?:assistant|agent|model|bot)\s+|it\s+)?(?:just\s+|always\s+|simply\s+"
+      r"|you\s+(?:should|must|will)\s+)?(?:says?|answers?|repl(?:y|ies)|responds?)\s+"
       r"(?:with\s+)?(?:no|nothing|none|that\s+(?:you\s+)?(?:didn't|did\s+not|haven't|have\s+not|never)"
       r"|(?:that\s+)?(?:it'?s|it\s+is|this\s+is|there\s+(?:is|was))\s+(?:nothing|empty|none|no\b))\b",
       "concealment"),
@@ -201,7 +234,7 @@ FEATURES: tuple[Feature, ...] = (
       r"(?:it|them|each|every|any|all|the\s+(?:end|top|bottom|new|next))\b", "self_replicate"),
     # -- code from a script, run ----------------------------------------------------------------
     F("pipe_into_shell", 3.0,
-      r"(?:^|[:;.]\s*|\b(?:then|and|just)\s+)pipe\s+(?:\S+\s+){0,5}?(?:in)?to\s+(?:sudo\s+)?(?:(?:ba|z|k|da)?sh"
+      r"(?:^|[:;.]\s*|\b(?:then|and|just|agent|assistant|bot|model|it|you)\s+)pipe[sd]?\s+(?:\S+\s+){0,5}?(?:in)?to\s+(?:sudo\s+)?(?:(?:ba|z|k|da)?sh"
       r"|python\d*|powershell|pwsh|iex|node|perl)\b", "download_execute"),
     # A download pipe a file is described as holding ("the Dockerfile still does curl … | sh") is a
     # note about that file, not an order: it stages for a person, it is not refused.
@@ -228,7 +261,10 @@ FEATURES: tuple[Feature, ...] = (
       r"(?:\S+\s+){0,2}?(?:failed|failing|failures?|errors?|findings|vulnerabilit\w*|incidents?|uploads?"
       r"|network\s+\w+|breach\w*)\b|\b(?:nobody|no\s+one|no-one)\s+(?:needs|has|have|ought)\s+to\s+(?:know"
       r"|hear|be\s+told)\b|\bso\s+(?:that\s+)?(?:nobody|no\s+one|no-one|the\s+user)\s+(?:ever\s+)?(?:sees|knows"
-      r"|notices|finds\s+out|can\s+see|will\s+(?:see|know|notice))\b", "concealment",
+      r"|notices|finds\s+out|can\s+see|will\s+(?:see|know|notice))\b"
+      r"|\bleav\w*\s+(?:any\s+|all\s+)?(?:mention\s+of\s+)?(?:\S+\s+){0,5}?(?:failed|failing|failures?|errors?"
+      r"|findings|vulnerabilit\w*|incidents?|uploads?|network\s+\w+|commands?|downloads?|connections?)\s+"
+      r"out\s+of\b", "concealment",
       also=r"\b(?:summar\w*|reports?|answers?|repl(?:y|ies)|responses?|status|updates?|users?)\b"),
     # A note that review was off somewhere reads the same as one switching it off: a person looks.
     F("review_off", 3.0,
@@ -237,8 +273,11 @@ FEATURES: tuple[Feature, ...] = (
       rf"{_OFF}|\b(?:review|approval|screening|scan|check|gate)\w*\s+(?:step\s+|process\s+)?(?:for|of|on)\s+"
       rf"(?:\w+\s+){{0,2}}?(?:memory|memories|entries|notes|memhost)\b[^\n.;]{{0,40}}?{_OFF}"
       r"|\b(?:skip|bypass|avoid|circumvent|go\s+around|without)\w*\s+(?:using\s+)?the\s+memory\s+tool\b"
-      r"|\b(?:MEMORY|USER)\.md\b[^\n]{0,60}?\b(?:directly|by\s+hand|with\s+(?:sed|echo|cat|a\s+shell))",
-      "memory_tamper"),
+      r"|\b(?:MEMORY|USER)\.md\b[^\n]{0,60}?\b(?:directly|by\s+hand|with\s+(?:sed|echo|cat|a\s+shell))"
+      r"|\b(?:approval|review|screening)\s+(?:queue|gate|step|process|prompts?)\s+(?:\w+\s+){0,2}?(?:is|are|was"
+      rf"|were|has\s+been|have\s+been)\s+(?:now\s+)?{_OFF}",
+      "memory_tamper",
+      also=r"\b(?:memhost|memor\w*|entr(?:y|ies)|notes?)\b"),
     F("answers_only_to", 3.0,
       # To someone other than the user: a channel, a handle, an operator ("answers only to slash
       # commands" names an input, not a master).
@@ -269,11 +308,16 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "product_push": ("whatever", "regardless", "matter", "even", "unprompted", "whenever"),
     "fixed_verdict": ("always", "never", "safe", "secure", "clean", "approved", "passing",
                       "compliant", "risk", "benign", "trusted"),
+    "verdict_passive": ("reported", "marked", "rated", "declared", "labeled", "labelled", "flagged",
+                        "classified", "described", "cve", "vulnerabilit", "findings", "issues",
+                        "bugs"),
     "unconditional_topic": ("whatever", "regardless", "matter"),
     "hidden_recipient": ("@",),
     "system_guidance_void": ("system", "safety", "guardrails", "operator", "prior", "previous",
                              "earlier", "preceding", "existing", "assistant's", "agent's",
                              "model's", "bot's", "security"),
+    "guidance_by_writer_void": ("system", "operator", "developer", "vendor", "platform", "safety",
+                                "above", "preceding", "outside"),
     "notes_win": ("conflict",),
     "claimed_authority": ("owner", "operator", "admin", "maintainer", "developer", "vendor",
                           "security"),
@@ -283,10 +327,11 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "actual_role": ("your", "under"),
     "blanket_permission": ("may", "can", "allowed", "permitted", "free", "cleared", "permission"),
     "block_delimiter": ("end", "begin", "start", "close"),
-    "defence_setting_off": ("review", "approv", "confirm", "screen", "judge", "stage_at",
+    "defence_setting_off": ("review", "approv", "confirm", "screen", "judge", "stage_at", "nothing",
                             "refuse_at", "risk", "threshold", "safety", "guard", "sandbox",
                             "verif", "injection"),
     "auto_approve": ("auto", "automatically", "blindly", "unreviewed", "without", "treat", "need",
+                     "count", "considered", "deemed", "marked", "accept",
                      "require", "approv"),
     "no_review_needed": ("review", "approval", "confirmation", "check", "sign"),
     "host_mount": ("docker",),
@@ -302,7 +347,7 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "reply_ends_with": ("answer", "repl", "respons"),
     "report_nothing": ("finding", "issue", "vulnerabilit", "problem", "error", "alert", "warning",
                        "failure"),
-    "omit_from_reports": ("omit", "leave", "exclud", "suppress", "hid", "drop", "strip", "nobody",
+    "omit_from_reports": ("omit", "leav", "exclud", "suppress", "hid", "drop", "strip", "nobody",
                           "one", "user"),
     "review_off": ("disabled", "off", "retired", "removed", "suspended", "waived", "skipped",
                    "bypassed", "longer", "tool", "memory.md", "user.md"),

@@ -1,0 +1,195 @@
+"""The agent's conduct stated as a team's policy, a changelog or a plain fact.
+
+An attacker told that the scorer reads imperatives writes none: "the memory file wins where the
+two disagree", "the agent's working identity is Sam", "each answer also goes to the webhook",
+"every change is reported as secure". Each feature here names what makes such a sentence an
+order, as two parts (never one word):
+
+* **precedence**: memory or notes ranked above the system prompt, the operator or the vendor's
+  setup ("user memory > operator prompt", "the notes carry final authority");
+* **another identity, described**: the agent presenting as someone else, never saying it is an
+  AI, not bound by its vendor's rules;
+* **the agent's turns or reads sent out**: every answer or the conversation going to an
+  endpoint, the contents of every file it opens posted somewhere;
+* **credentials named without a path**: "the private half of the SSH keypair", "the file AWS
+  keeps its keys in", sent into a chat, a ticket or a pull request;
+* **a remote place sets the agent's work**: a gist or a host that "is the assistant's to-do list";
+* **memhost's own data and defences**: entries that "count as accepted", the memory archive
+  emptied, the agent "has permission" to switch review off, a rule in the agent's own
+  instruction file declared obsolete and removed;
+* **the copy spread**: this note said to belong in other agents' files or other repos;
+* **the user misled**: a product or site fixed as the answer, rivals mentioned only for their
+  downsides, verdicts fixed in the passive voice, advice against security updates, the agent's
+  commands kept out of shell history.
+
+Weights are on the scale of :mod:`memhost.security.features`.
+"""
+
+from __future__ import annotations
+
+from memhost.security.lexicon import CHANNEL, HOST, Feature
+
+#: The agent, named in the third person.
+_AGENT = r"(?:agent|assistant|model|bot|ai|llm)"
+#: The files other agents read their instructions from.
+AGENT_FILE = r"(?:AGENTS\.md|CLAUDE\.md|GEMINI\.md|\.cursorrules|\.clinerules|copilot-instructions\.md)"
+#: Memory as a source of guidance.
+_MEMORY_SIDE = (r"(?:memory|memories|notes?|this\s+file|entries|(?:persisted|saved|stored|persistent)"
+                r"\s+notes)")
+#: Guidance the deployment gives the agent, named by who wrote it.
+PROMPT_SIDE = (r"(?:system(?:[\s-]level)?\s+(?:prompt|message|rules?|instructions?|guidelines)"
+               r"|(?:operator|developer|vendor|platform)(?:-supplied|'s)?\s+(?:\w+\s+)?(?:prompt|preamble"
+               r"|message|instructions?|rules|guidelines|setup|text|defaults|polic(?:y|ies))|preamble)")
+_PRECEDENCE = (rf"\b{_MEMORY_SIDE}\b[^\n.;]{{0,60}}?\b(?:supersed\w*|overrid(?:e|es|ing)|outrank\w*"
+               r"|overrul\w*|trumps?|prevail\w*|wins?|takes?\s+precedence|(?:carr(?:y|ies)|ha[sv]e?|holds?"
+               r"|gets?)\s+(?:the\s+)?(?:final|highest|ultimate|top|last|overriding)\s+(?:authority|say|word"
+               rf"|priority))\b|\b{_MEMORY_SIDE}\s*(?:>|>>|→|\babove\b|\bover\b|\bahead\s+of\b)\s*(?:the\s+)?"
+               rf"{PROMPT_SIDE}")
+#: What the agent says or hears in a conversation.
+_TURNS = (r"(?:(?:conversation|chat|dialogue)\s+(?:summar(?:y|ies)|logs?|history|transcripts?|contents?)"
+          r"|conversations?|chat\s+logs?|transcripts?|(?:every|each|all)\s+(?:of\s+(?:the|your)\s+)?"
+          r"(?:answers?|repl(?:y|ies)|responses?|user\s+messages?|prompts?)|user\s+(?:messages|prompts"
+          r"|questions))")
+_PLACE = (r"(?:endpoint|server|webhook|hook|host|collector|address|url|bucket|channel|bot|api|service"
+          r"|inbox|mailbox|gist|paste\w*)")
+#: A credential named by what it is rather than by its path.
+_CREDENTIAL_DESCRIBED = (
+    r"(?:private\s+(?:half|part|portion|key)\s+of\s+(?:\S+\s+){0,3}?(?:key\s?pairs?|keys?)"
+    r"|(?:file|folder|dir\w*|place|location)\s+(?:where\s+|that\s+)?(?:AWS|SSH|GPG|gcloud|gh|kubectl|docker"
+    r"|npm|pip|git|the\s+\w+\s+CLI)\s+(?:keeps|stores|puts|saves|writes)\s+(?:its|their|the|your|his|her)"
+    r"\s+(?:\w+\s+)?(?:keys?|credentials|secrets|tokens|passwords)"
+    r"|(?:ssh|gpg|pgp|aws|signing)\s+private\s+keys?|private\s+(?:ssh|gpg|pgp|signing)\s+keys?)")
+#: Where a secret must not go: something others read.
+_SHARED_PLACE = (r"(?:chat|repl(?:y|ies)|answers?|responses?|PR|pull\s+requests?|descriptions?|tickets?"
+                 r"|issues?|comments?|drive|folder|wiki|slack|channel|e-?mails?|bug\s+reports?|reports?"
+                 r"|gists?|paste\w*|status\s+updates?|threads?|bucket)")
+_THE = r"(?:the\s+|a\s+|an\s+|this\s+|that\s+|my\s+|our\s+|his\s+|her\s+|their\s+|its\s+)?"
+
+F = Feature
+FEATURES: tuple[Feature, ...] = (
+    # -- precedence --------------------------------------------------------------------------
+    # Searched from the deployment's guidance (rarer words than "wins" or "over"); the ranking
+    # is the second part.
+    F("precedence_claim", 4.5, rf"\b{PROMPT_SIDE}", "override", also=_PRECEDENCE),
+    F("authority_heading", 3.0,
+      r"^[^\S\n]*#{1,6}[^\S\n]*\[?(?:operator|system|admin\w*|developer|vendor|root|security\s+team)"
+      r"\s+(?:directives?|instructions?|overrides?|orders|commands|mandates?)\b", "authority"),
+    # -- another identity, described -----------------------------------------------------------
+    F("identity_described", 2.0,
+      rf"\b(?:the\s+)?{_AGENT}'s\s+(?:\w+\s+)?(?:identity|persona|character|real\s+name|true\s+name)"
+      r"\s+(?:is|will\s+be)\b", "identity"),
+    F("denies_being_ai", 3.0,
+      r"\b(?:never|not|don't|doesn't|do\s+not|does\s+not|won't|without)\s+(?:\w+\s+)?(?:mention|admit"
+      r"|reveal|disclos|say|acknowledg|confirm|tell)\w*\s+(?:\w+\s+){0,3}?(?:(?:that\s+)?(?:it|he|she|you)"
+      r"\s+(?:is|are)|being)\s+(?:an?\s+)?(?:AI|bot|language\s+model|LLM|machine|program)\b(?!\s+(?:researcher"
+      r"|engineer|company|startup|team|lab|project|tool|policy))"
+      r"|\b(?:claim|pretend|insist)\w*\s+(?:to\s+be|(?:that\s+)?(?:it|he|she|you)(?:'s|\s+is|\s+are))\s+"
+      r"(?:an?\s+)?(?:human|real\s+person|person)\b", "deny_ai"),
+    F("not_bound", 3.0,
+      r"\b(?:is\s*n[o']t|are\s*n[o']t|not|never|no\s+longer)\s+(?:\w+\s+)?(?:bound|restricted|constrained)"
+      r"\s+by\s+(?:\S+\s+){0,3}?(?:guidelines|rules|polic(?:y|ies)|restrictions|terms|safety|instructions"
+      r"|usage|content)\b", "no_restrictions",
+      also=rf"\b{_AGENT}s?\b|\byou\b|\w+GPT\b|\bagents?\b"),
+    # Said of the agent: "… isn't worth bringing up with the user", "the bot doesn't tell the user".
+    F("concealment_described", 3.0,
+      r"\b(?:does\s*n[o']t|doesn't|won't|will\s+not|is\s*n[o']t\s+worth|is\s+not\s+worth|not\s+worth)\s+"
+      r"(?:bring\w*\s+up|mention\w*|tell\w*|inform\w*|disclos\w*|reveal\w*)(?:\s+\w+){0,4}?"
+      r"\s+(?:to\s+|with\s+)?(?:the\s+)?user\b(?!'s)", "concealment"),
+    # -- the agent's turns or reads, sent out --------------------------------------------------
+    F("turns_sent", 3.0,
+      rf"\b{_TURNS}\s+(?:\w+\s+){{0,2}}?(?:(?:are|is|get|gets|will\s+be)\s+(?:also\s+)?(?:shared|sent|posted"
+      r"|uploaded|forwarded|copied|mirrored|relayed|pushed|streamed|synced|logged)|(?:also\s+)?goes"
+      rf"|(?:also\s+)?(?:go|end\s+up)(?= ))\s+(?:to|with|into|in)\s+{_THE}(?:[\w'-]+\s+){{0,3}}?{_PLACE}\b",
+      "exfil_channel"),
+    F("reads_streamed", 3.0,
+      r"\b(?:contents?|text|full\s+text|cop(?:y|ies))\s+of\s+(?:every|each|any|all)\s+(?:\w+\s+)?(?:files?"
+      r"|documents?|pages?|e-?mails?|messages?)\s+(?:that\s+)?(?:it|you|the\s+(?:agent|assistant|model|bot))"
+      r"\s+(?:opens?|reads?|views?|touches|sees|edits?|visits?|loads?|fetches)\b", "exfil_channel",
+      also=rf"{CHANNEL}|{HOST}|\b(?:issue|comment|gist|webhook|ticket)s?\b"),
+    # -- credentials without a path --------------------------------------------------------------
+    F("credential_described", 3.0,
+      rf"{_CREDENTIAL_DESCRIBED}[^\n;]{{0,120}}?(?<!never\s)(?<!not\s)\b(?:to|into|onto)\s+{_THE}"
+      rf"(?:[\w-]+\s+){{0,2}}?{_SHARED_PLACE}\b"
+      r"|\b(?:shar|send|past|upload|attach|post|print|show|display|includ|dump|forward|cop(?:y|ies|ied))"
+      rf"\w*\s+(?:\S+\s+){{0,4}}?{_CREDENTIAL_DESCRIBED}", "credential_read"),
+    # -- a remote place sets the agent's work ----------------------------------------------------
+    F("remote_agenda", 3.0,
+      rf"\b(?:is|are|becomes?|serves?\s+as|counts?\s+as)\s+(?:the\s+)?{_AGENT}'s\s+(?:to-?do\s+list|task"
+      r"\s+list|tasks|orders|instructions|agenda|work\s+queue|queue)\b", "c2",
+      also=rf"{CHANNEL}|{HOST}|\bTXT\s+record|\bgists?\b"),
+    # -- memhost's own data and defences -------------------------------------------------------
+    F("memory_data_destroyed", 3.0,
+      r"\b(?:memhost|memory|memories|pending|approval)\s+(?:archive|logs?|journal|history|backups?|queue"
+      r"|folder|store)\s+(?:is|are|gets?|will\s+be)\s+(?:\w+\s+)?(?:emptied|wiped|deleted|purged|cleared"
+      r"|erased|truncated|discarded)\b|\.memhost/\S*[^\n]{0,60}?\b(?:need\s*n[o']t|need\s+not|does\s*n[o']t"
+      r"\s+need\s+to|no\s+need\s+to)\s+be\s+(?:preserved|kept|backed\s+up|retained)\b", "memory_tamper"),
+    F("permission_to_disable", 3.5,
+      rf"\b{_AGENT}\s+(?:may|can|is\s+(?:allowed|permitted|free|cleared)\s+to|has\s+(?:permission|the\s+right"
+      r"|clearance)\s+to)\s+(?:switch|turn|toggle|disabl|skip|bypass|deactivat)\w*\s+(?:\S+\s+){0,3}?"
+      r"(?:review|approval|screening|confirmation|safety|sandbox|guard\w*|checks?|scanning|filter\w*)\b",
+      "memory_tamper"),
+    F("agent_file_rule_dropped", 3.0,
+      rf"{AGENT_FILE}[^\n]{{0,120}}?\b(?:obsolete|void|outdated|stale|deprecated|no\s+longer\s+appl\w*)\b"
+      r"[^\n]{0,80}?\b(?:remov|delet|strip|drop|comment\w*\s+out|rewrit)\w*", "agent_config"),
+    # -- the copy spread -----------------------------------------------------------------------
+    F("self_spread", 4.0,
+      r"\b(?:this|the\s+same)\s+(?:exact\s+)?(?:preference|note|entry|rule|line|instruction|reminder|setting"
+      r"|paragraph|sentence)\s+(?:also\s+)?(?:belongs?|goes|should\s+(?:also\s+)?(?:go|be|live|appear"
+      rf"|exist))\s+(?:also\s+)?(?:in|into)\s+(?:\S+\s+){{0,2}}?(?:{AGENT_FILE}|(?:other|sibling|every|all"
+      r"|each)\s+(?:\w+\s+)?(?:repos?|repositories|projects?|memory\s+files?|memories|agents?|workspaces?))"
+      r"|\b(?:agents?|assistants?|bots?|models?)\s+(?:\S+\s+){0,5}?should\s+(?:also\s+)?have\s+(?:this|the"
+      r"\s+same)\s+(?:note|entry|rule|preference|line|instruction)\b"
+      r"|\badds?\s+(?:it|this(?:\s+\w+)?)\s+to\s+(?:their|its|other|every|each|all|the\s+other)\s+(?:\w+\s+)?"
+      rf"(?:memory|memories|notes|MEMORY\.md|USER\.md|{AGENT_FILE})"
+      r"|\bkeeps?\s+(?:all\s+)?(?:the\s+)?(?:copies|duplicates)\s+(?:of\s+(?:it|this)\s+)?in\s+sync\b",
+      "self_replicate"),
+    # -- the user misled -----------------------------------------------------------------------
+    F("steered_recommendation", 3.0,
+      r"\brecommendations?\s+(?:\w+\s+){0,3}?(?:is|are)\s+(?:always|invariably)\s+(?:the\s+)?(?-i:[A-Z][\w-]+)"
+      r"|\b(?:other|competing|rival|alternative)\s+(?:\w+\s+)?(?:providers|products|vendors|tools|services"
+      r"|brands|options|companies|libraries|frameworks)\s+(?:are\s+)?(?:\w+\s+)?(?:mentioned|described"
+      r"|brought\s+up|presented|named)\s+only\s+to\s+(?:note|point\s+out|list|highlight|stress|warn)",
+      "output_bias"),
+    F("site_promoted", 3.0,
+      r"\b(?:described|presented|framed|billed|touted|sold|recommended)\s+as\s+(?:the\s+)?(?:industry\s+"
+      r"standard|gold\s+standard|market\s+leader|only\s+(?:safe|secure|trustworthy|real)\b|most\s+(?:secure"
+      r"|trusted)\b)", "output_bias", also=HOST),
+    F("against_security", 3.0,
+      r"\b(?:advis|recommend|tell|urg|encourag|steer)\w*\s+(?:the\s+user\s+|users\s+|people\s+)?(?:against"
+      r"|not\s+to)\s+(?:install|apply|enabl|turn\w*\s+on|us|updat|patch|rotat)\w*\s+(?:\S+\s+){0,4}?"
+      r"(?:security\s+(?:updates?|patches|fixes)|patches|2fa|mfa|two-factor|antivirus|firewall|encryption"
+      r"|password\s+managers?|updates)\b"
+      r"|\b(?:advis|recommend|tell|suggest)\w*\s+(?:the\s+user\s+|users\s+)?(?:to\s+)?(?:disabl|turn\w*\s+off"
+      r"|skip|uninstall|remov)\w*\s+(?:\S+\s+){0,2}?(?:security\s+updates?|2fa|mfa|antivirus|firewall"
+      r"|encryption)\b", "harmful_advice"),
+    F("history_hidden", 3.0,
+      r"\b(?:commands?|what)\s+(?:that\s+)?(?:the\s+(?:agent|assistant|model|bot)|you|it)\s+(?:runs?|ran"
+      r"|executes?|types?)\b[^\n]{0,100}?(?:history\s+-[cdw]|unset\s+HISTFILE|HISTFILE=|prefixed\s+with"
+      r"\s+a\s+space|HISTCONTROL|out\s+of\s+(?:the\s+)?(?:shell\s+)?history)", "anti_forensic"),
+)
+
+ANCHORS: dict[str, tuple[str, ...]] = {
+    "precedence_claim": ("system", "operator", "developer", "vendor", "platform", "preamble"),
+    "authority_heading": ("#",),
+    "identity_described": ("identity", "persona", "character", "name"),
+    "denies_being_ai": ("mention", "admit", "reveal", "disclos", "say", "acknowledg", "confirm",
+                        "tell", "claim", "pretend", "insist"),
+    "not_bound": ("bound", "restricted", "constrained"),
+    "concealment_described": ("bring", "mention", "tell", "inform", "disclos", "reveal"),
+    "turns_sent": ("shared", "sent", "posted", "uploaded", "forwarded", "copied", "mirrored",
+                   "relayed", "pushed", "streamed", "synced", "logged", "goes", "go ", "up "),
+    "reads_streamed": ("content", "text", "cop"),
+    "credential_described": ("private", "keeps", "stores", "puts", "saves", "writes"),
+    "remote_agenda": ("to-do", "todo", "task", "orders", "instructions", "agenda", "queue"),
+    "memory_data_destroyed": ("emptied", "wiped", "deleted", "purged", "cleared", "erased",
+                              "truncated", "discarded", ".memhost/"),
+    "permission_to_disable": ("may", "can", "allowed", "permitted", "free", "cleared",
+                              "permission", "right", "clearance"),
+    "agent_file_rule_dropped": ("agents.md", "claude.md", "gemini.md", ".cursorrules",
+                                ".clinerules", "copilot-instructions.md"),
+    "self_spread": ("belong", "goes", "should", "add", "sync"),
+    "steered_recommendation": ("recommendation", "only"),
+    "site_promoted": ("standard", "leader", "only", "most"),
+    "against_security": ("advis", "recommend", "tell", "urg", "encourag", "steer", "suggest"),
+    "history_hidden": ("history", "histfile", "prefixed", "histcontrol"),
+}
