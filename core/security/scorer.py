@@ -35,7 +35,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
-from memhost.security import anchors, ciphers, confusables, features, leet
+from memhost.security import anchors, ciphers, confusables, features, leet, unread
 from memhost.security import masking, redact
 from memhost.security.text import strip_invisible
 
@@ -276,6 +276,10 @@ def assess(text: str) -> Assessment:
         # they spell is evidence, and so is the hiding.
         evidence.append(Evidence("obfuscated_confusables", "text", features.OBFUSCATION_WEIGHT))
         best += features.OBFUSCATION_WEIGHT
+    if unread.directive_unread(head):
+        # The agent and something outside, in words no feature reads: a person looks.
+        evidence.append(Evidence("unread_language", "text", unread.WEIGHT))
+        best += unread.WEIGHT
     for view, body in views[1:]:
         found = _score_view(body, view)
         # Only what the plain reading did not already show counts as hidden.
@@ -321,7 +325,8 @@ def version() -> str:
     parts = ["score-3", str(MAX_SCAN_CHARS), ciphers.VERSION, unicodedata.unidata_version,
              f"{sys.version_info[0]}.{sys.version_info[1]}", confusables.version(),
              repr(features.OBFUSCATION_WEIGHT), repr(features.INVISIBLE_WEIGHT),
-             repr(features.BIDI_WEIGHT), repr(features.QUOTED_FACTOR), repr(features.SECRET_WEIGHT)]
+             repr(features.BIDI_WEIGHT), repr(features.QUOTED_FACTOR), repr(features.SECRET_WEIGHT),
+             repr(unread.WEIGHT), unread._AGENT.pattern, unread._OUTSIDE.pattern]
     parts.append(redact.version())
     parts += [f"{fid}\t{','.join(lits)}" for fid, lits in sorted(features.ANCHORS.items())]
     parts += [f"{f.id}\t{f.weight}\t{int(f.flags)}\t{f.pattern}\t{f.also}\t{f.halved_in_quotes}"

@@ -1,0 +1,56 @@
+"""A note about the agent and something outside, in a language the scorer does not read.
+
+The scorer reads the core concepts in twenty languages (:mod:`memhost.security.lexicon_i18n`);
+an order planted in a twenty-first passes every word list. Two things stay readable in any
+language, because they are written the same everywhere or nearly so: the agent's name for
+itself (assistant, agent, bot and their cognates, "AI"), and what an order moves or points at
+(an address, a key file's path, a secret's name: "token", "API key", "SSH"). A note that holds
+both, written in words that are not English (few English function words, and letters outside
+ASCII: another script, or Latin letters with marks), is a note about what the agent does with
+something outside, in words no feature could read: :func:`directive_unread` says so, and the
+scorer weighs it :data:`WEIGHT`, enough to stage for a person and never, alone, to refuse.
+
+A note in a language the scorer does read gets the same weight when it holds both parts; its
+own features add to it as usual.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memhost.security.lexicon import CHANNEL, CREDENTIAL_PATH, HOST
+
+WEIGHT = 3.0
+
+#: The agent named by itself in many languages: word starts for languages with spaces, anywhere
+#: for those without (Chinese, Japanese, Thai) or that glue prefixes on (Hebrew, Arabic).
+_AGENT = re.compile(
+    r"(?<!\w)(?:assist\w*|asist\w*|asyst\w*|asszisztens\w*|agent\w*|avustaja\w*|pomocn[ií]k\w*"
+    r"|chatbot\w*|bot(?:u|a|en|ten|ot|ul|s)?\b|ai\b|ki\b|ia\b|llm\b|gpt\w*|msaidizi|katulong"
+    r"|ассистент\w*|асистент\w*|помощник\w*|помічник\w*|агент\w*|бот\w*|ии\b|ші\b"
+    r"|βοηθ\w*|πράκτορα\w*|सहायक|সহকারী)"
+    r"|עוזר|סוכן|בוט|مساعد|دستیار|عامل|ربات|ผู้ช่วย|บอท|助手|助理|智能体|机器人|アシスタント"
+    r"|エージェント|ボット|어시스턴트|에이전트|비서",
+    re.IGNORECASE)
+#: Something outside, or a secret, named the way every language names it.
+_OUTSIDE = re.compile(
+    rf"{CHANNEL}|{HOST}|{CREDENTIAL_PATH}|\b(?:tokens?|api[\s_-]?keys?|ssh|aws|gpg|passwords?"
+    r"|credentials?|cookies?|2fa|otp|webhooks?)\b", re.IGNORECASE)
+_WORD = re.compile(r"[^\W\d_]+")
+#: Words that make up a third of any English sentence.
+_ENGLISH = frozenset(
+    "the a an and or to of in on for with is are was were be it this that at by from as not but if "
+    "when all any every you your its has have should must will can into after before so than then "
+    "their they he she his her we our my me do does".split())
+
+
+def directive_unread(text: str) -> bool:
+    """Whether ``text`` names the agent and something outside in words that are not English."""
+    if text.isascii():  # English, or a language written in plain letters the scorer reads
+        return False
+    words = _WORD.findall(text)
+    if len(words) < 4 or sum(not w.isascii() for w in words) < 2:
+        return False
+    if sum(w.lower() in _ENGLISH for w in words) > 0.15 * len(words):
+        return False
+    return _AGENT.search(text) is not None and _OUTSIDE.search(text) is not None
