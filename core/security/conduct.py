@@ -102,7 +102,7 @@ FEATURES: tuple[Feature, ...] = (
       rf"|(?:also\s+)?(?:go|end\s+up)(?= ))\s+(?:to|with|into|in)\s+{_THE}(?:[\w'-]+\s+){{0,3}}?{_PLACE}\b",
       "exfil_channel"),
     F("reads_streamed", 3.0,
-      r"\b(?:contents?|text|full\s+text|cop(?:y|ies))\s+of\s+(?:every|each|any|all)\s+(?:\w+\s+)?(?:files?"
+      r"\b(?:contents?|text|full\s+text|cop(?:y|ies))\s+of (?:every|each|any|all)\s+(?:\w+\s+)?(?:files?"
       r"|documents?|pages?|e-?mails?|messages?)\s+(?:that\s+)?(?:it|you|the\s+(?:agent|assistant|model|bot))"
       r"\s+(?:opens?|reads?|views?|touches|sees|edits?|visits?|loads?|fetches)\b", "exfil_channel",
       also=rf"{CHANNEL}|{HOST}|\b(?:issue|comment|gist|webhook|ticket)s?\b"),
@@ -178,7 +178,7 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "concealment_described": ("bring", "mention", "tell", "inform", "disclos", "reveal"),
     "turns_sent": ("shared", "sent", "posted", "uploaded", "forwarded", "copied", "mirrored",
                    "relayed", "pushed", "streamed", "synced", "logged", "goes", "go ", "up "),
-    "reads_streamed": ("content", "text", "cop"),
+    "reads_streamed": ("of every", "of each", "of any", "of all"),
     "credential_described": ("private", "keeps", "stores", "puts", "saves", "writes"),
     "remote_agenda": ("to-do", "todo", "task", "orders", "instructions", "agenda", "queue"),
     "memory_data_destroyed": ("emptied", "wiped", "deleted", "purged", "cleared", "erased",

@@ -305,7 +305,8 @@ def _starts(stems: list[str]) -> str:
 
 def anchors(concept: str) -> tuple[str, ...]:
     """A literal each match of :func:`alternation` holds: each stem's longest word, lower-cased,
-    of two as long the one with a letter outside ASCII, else the later (a phrase's short words,
-    "a", "de", "tu", "nu", are in nearly every text, and would run the feature on it)."""
-    return tuple(sorted({max(reversed(word.split()), key=lambda w: (len(w), not w.isascii())).lower()
+    a word with a letter outside ASCII counted two letters longer, and of two as long the later
+    (a phrase's short words, "a", "de", "tu", "nu", "fra", are in nearly every text, and would run
+    the feature on it; "nå" and "är" are not)."""
+    return tuple(sorted({max(reversed(word.split()), key=lambda w: len(w) + 2 * (not w.isascii())).lower()
                          for concepts in LEXICON.values() for word in concepts.get(concept, ())}))
