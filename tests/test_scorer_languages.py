@@ -114,6 +114,7 @@ def test_the_agent_and_something_outside_in_an_unread_language_is_staged(text: s
     "Uživatel preferuje dokumentaci na https://docs.python.org.",  # outside, no agent
     "Käyttäjä haluaa lyhyitä vastauksia suomeksi.",
     "El asistente puede leer la documentación en https://docs.python.org.",  # one marked word
+    "Asistent odpovídá česky; dokumentace je na https://docs.example.cz.",  # two clauses
     "The assistant links the release notes at https://blog.example.com — Café Noir team.",  # English
 ])
 def test_notes_without_both_parts_or_in_english_are_not_unread_directives(text: str) -> None:

@@ -5,7 +5,7 @@ an order planted in a twenty-first passes every word list. Two things stay reada
 language, because they are written the same everywhere or nearly so: the agent's name for
 itself (assistant, agent, bot and their cognates, "AI"), and what an order moves or points at
 (an address, a key file's path, a secret's name: "token", "API key", "SSH"). A note that holds
-both, written in words that are not English (few English function words, and letters outside
+both in one clause, written in words that are not English (few English function words, and letters outside
 ASCII: another script, or Latin letters with marks), is a note about what the agent does with
 something outside, in words no feature could read: :func:`directive_unread` says so, and the
 scorer weighs it :data:`WEIGHT`, enough to stage for a person and never, alone, to refuse.
@@ -37,6 +37,8 @@ _OUTSIDE = re.compile(
     rf"{CHANNEL}|{HOST}|{CREDENTIAL_PATH}|\b(?:tokens?|api[\s_-]?keys?|ssh|aws|gpg|passwords?"
     r"|credentials?|cookies?|2fa|otp|webhooks?)\b", re.IGNORECASE)
 _WORD = re.compile(r"[^\W\d_]+")
+#: Where a clause ends: a full stop of any script before a space or the end, a semicolon, a line.
+_CLAUSES = re.compile(r"[.。!?！？؟।](?=\s|$)|[;\n]")
 #: Words that make up a third of any English sentence.
 _ENGLISH = frozenset(
     "the a an and or to of in on for with is are was were be it this that at by from as not but if "
@@ -53,4 +55,5 @@ def directive_unread(text: str) -> bool:
         return False
     if sum(w.lower() in _ENGLISH for w in words) > 0.15 * len(words):
         return False
-    return _AGENT.search(text) is not None and _OUTSIDE.search(text) is not None
+    # In one clause: "the assistant answers in Czech; the docs are at https://…" is two notes.
+    return any(_AGENT.search(clause) and _OUTSIDE.search(clause) for clause in _CLAUSES.split(text))
