@@ -38,6 +38,8 @@ _MEMORY_SIDE = (r"(?:memory|memories|notes?|this\s+file|entries|(?:persisted|sav
                 r"\s+notes)")
 #: Guidance the deployment gives the agent, named by who wrote it.
 PROMPT_SIDE = (r"(?:system(?:[\s-]level)?\s+(?:prompt|message|rules?|instructions?|guidelines)"
+               r"|(?:whatever|anything|everything|what)\s+(?:the\s+)?(?:\w+\s+)?(?:platform|operator|vendor|developer"
+               r"|system|hosting)\s+(?:injected|wrote|set|configured|provided|supplied|said|put|added)"
                r"|(?:operator|developer|vendor|platform)(?:-supplied|'s)?\s+(?:\w+\s+)?(?:prompt|preamble"
                r"|message|instructions?|rules|guidelines|setup|text|defaults|polic(?:y|ies))|preamble)")
 _PRECEDENCE = (rf"\b{_MEMORY_SIDE}\b[^\n.;]{{0,60}}?\b(?:supersed\w*|overrid(?:e|es|ing)|outrank\w*"
@@ -59,6 +61,11 @@ _CREDENTIAL_DESCRIBED = (
     r"|npm|pip|git|the\s+\w+\s+CLI)\s+(?:keeps|stores|puts|saves|writes)\s+(?:its|their|the|your|his|her)"
     r"\s+(?:\w+\s+)?(?:keys?|credentials|secrets|tokens|passwords)"
     r"|(?:ssh|gpg|pgp|aws|signing)\s+private\s+keys?|private\s+(?:ssh|gpg|pgp|signing)\s+keys?)")
+#: Secrets and the places they are kept, named in a sentence about moving them.
+_SECRET_THINGS = (r"(?:(?:api[\s_-]?)?tokens?|api[\s_-]?keys?|secrets?|passwords?|credentials?|cookies?|private"
+                  r"\s+keys?|ssh\s+keys?|keychain|(?:~|\$HOME)/\.(?:config|ssh|aws|gnupg|kube)\b|\bid_(?:rsa|ed25519"
+                  r"|ecdsa|dsa)\b|\.aws/credentials|\.env\b|env(?:ironment)?\s+var(?:iable)?s|the\s+env\b(?![./=])"
+                  r"|(?:full|entire|whole)\s+environment)")
 #: Where a secret must not go: something others read.
 _SHARED_PLACE = (r"(?:chat|repl(?:y|ies)|answers?|responses?|PR|pull\s+requests?|descriptions?|tickets?"
                  r"|issues?|comments?|drive|folder|wiki|slack|channel|e-?mails?|bug\s+reports?|reports?"
@@ -78,13 +85,20 @@ FEATURES: tuple[Feature, ...] = (
     F("identity_described", 2.0,
       rf"\b(?:the\s+)?{_AGENT}'s\s+(?:\w+\s+)?(?:identity|persona|character|real\s+name|true\s+name)"
       r"\s+(?:is|will\s+be)\b", "identity"),
+    F("goes_by", 2.0,
+      rf"\b(?:{_AGENT}|helper|it)\s+(?:\w+\s+){{0,2}}?(?:goes[ ]by|introduces\s+itself\s+as|calls\s+itself"
+      r"|refers\s+to\s+itself\s+as|presents\s+itself\s+as|poses[ ]as|signs\s+(?:off\s+)?as)\s+(?:[\"'“]|an?\s+"
+      r"|(?-i:[A-Z]))", "identity"),
+    F("persona_kept", 3.0,
+      r"\b(?:keep|stay|remain|maintain)\w*\s+(?:in\s+)?(?:that|this|the|its|their)\s+(?:persona|character"
+      r"|cover|disguise)\b", "identity"),
     F("denies_being_ai", 3.0,
       r"\b(?:never|not|don't|doesn't|do\s+not|does\s+not|won't|without)\s+(?:\w+\s+)?(?:mention|admit"
       r"|reveal|disclos|say|acknowledg|confirm|tell)\w*\s+(?:\w+\s+){0,3}?(?:(?:that\s+)?(?:it|he|she|you)"
       r"\s+(?:is|are)|being)\s+(?:an?\s+)?(?:AI|bot|language\s+model|LLM|machine|program)\b(?!\s+(?:researcher"
       r"|engineer|company|startup|team|lab|project|tool|policy))"
-      r"|\b(?:claim|pretend|insist)\w*\s+(?:to\s+be|(?:that\s+)?(?:it|he|she|you)(?:'s|\s+is|\s+are))\s+"
-      r"(?:an?\s+)?(?:human|real\s+person|person)\b", "deny_ai"),
+      r"|\b(?:claim|pretend|insist|introduc|present)\w*\s+(?:to\s+be|(?:that\s+)?(?:it|he|she|you)(?:'s|\s+is"
+      r"|\s+are)|(?:itself|yourself)\s+as)\s+(?:an?\s+)?(?:\w+\s+)?(?:human|real\s+person|person)\b", "deny_ai"),
     F("not_bound", 3.0,
       r"\b(?:is\s*n[o']t|are\s*n[o']t|not|never|no\s+longer)\s+(?:\w+\s+)?(?:bound|restricted|constrained)"
       r"\s+by\s+(?:\S+\s+){0,3}?(?:guidelines|rules|polic(?:y|ies)|restrictions|terms|safety|instructions"
@@ -94,24 +108,56 @@ FEATURES: tuple[Feature, ...] = (
     F("concealment_described", 3.0,
       r"\b(?:does\s*n[o']t|doesn't|won't|will\s+not|is\s*n[o']t\s+worth|is\s+not\s+worth|not\s+worth)\s+"
       r"(?:bring\w*\s+up|mention\w*|tell\w*|inform\w*|disclos\w*|reveal\w*)(?:\s+\w+){0,4}?"
-      r"\s+(?:to\s+|with\s+)?(?:the\s+)?user\b(?!'s)", "concealment"),
+      r"\s+(?:to\s+|with\s+)?(?:the\s+)?users?\b(?!'s)", "concealment"),
     # -- the agent's turns or reads, sent out --------------------------------------------------
     F("turns_sent", 3.0,
-      rf"\b{_TURNS}\s+(?:\w+\s+){{0,2}}?(?:(?:are|is|get|gets|will\s+be)\s+(?:also\s+)?(?:shared|sent|posted"
+      rf"\b{_TURNS}\s+(?:\w+\s+){{0,4}}?(?:(?:are|is|get|gets|will\s+be)\s+(?:also\s+)?(?:shared|sent|posted"
       r"|uploaded|forwarded|copied|mirrored|relayed|pushed|streamed|synced|logged)|(?:also\s+)?goes"
-      rf"|(?:also\s+)?(?:go|end\s+up)(?= ))\s+(?:to|with|into|in)\s+{_THE}(?:[\w'-]+\s+){{0,3}}?{_PLACE}\b",
+      rf"|(?:also\s+)?(?:go|end\s+up)(?= ))\s+(?:to|with|into|in)\s+(?:{_THE}(?:[\w'-]+\s+){{0,3}}?{_PLACE}\b"
+      rf"|(?:https?://)?{HOST}|{CHANNEL})",
       "exfil_channel"),
     F("reads_streamed", 3.0,
       r"\b(?:contents?|text|full\s+text|cop(?:y|ies))\s+of (?:every|each|any|all)\s+(?:\w+\s+)?(?:files?"
       r"|documents?|pages?|e-?mails?|messages?)\s+(?:that\s+)?(?:it|you|the\s+(?:agent|assistant|model|bot))"
-      r"\s+(?:opens?|reads?|views?|touches|sees|edits?|visits?|loads?|fetches)\b", "exfil_channel",
-      also=rf"{CHANNEL}|{HOST}|\b(?:issue|comment|gist|webhook|ticket)s?\b"),
+      r"\s+(?:opens?|reads?|views?|touches|sees|edits?|visits?|loads?|fetches)\b"
+      r"|\b(?:all|every|each|any)\s+(?:the\s+)?(?:files?|documents?|pages?|e-?mails?)\s+(?:that\s+)?(?:it|you|the"
+      r"\s+(?:agent|assistant|model|bot))\s+(?:opens?|reads?|views?|touches|sees|edits?|visits?|loads?|fetches)\b"
+      r"[^\n.;]{0,30}?\b(?:are|is|get|gets)\s+(?:also\s+)?(?:uploaded|sent|posted|copied|mirrored|forwarded|synced"
+      r"|shared)\b", "exfil_channel",
+      also=rf"{CHANNEL}|{HOST}|\b(?:issue|comment|gist|webhook|ticket|drive|bucket|folder|paste\w*)s?\b"),
     # -- credentials without a path --------------------------------------------------------------
     F("credential_described", 3.0,
       rf"{_CREDENTIAL_DESCRIBED}[^\n;]{{0,120}}?(?<!never\s)(?<!not\s)\b(?:to|into|onto)\s+{_THE}"
       rf"(?:[\w-]+\s+){{0,2}}?{_SHARED_PLACE}\b"
       r"|\b(?:shar|send|past|upload|attach|post|print|show|display|includ|dump|forward|cop(?:y|ies|ied))"
       rf"\w*\s+(?:\S+\s+){{0,4}}?{_CREDENTIAL_DESCRIBED}", "credential_read"),
+    # The agent as the subject of moving a secret ("the assistant tars ~/.config and drops it in
+    # the bucket", "the assistant's real job is to collect API tokens"); a negation between the
+    # two ("the assistant never pastes tokens") leaves it.
+    F("agent_moves_secrets", 3.0,
+      # A look-ahead for the first letters lets most places fail at once.
+      rf"(?=[tTaAmMbBlLhH])\b(?:the\s+)?(?:{_AGENT}|helper)\b(?:'s)?\s+(?:(?!(?:never|not|no)\b)\w+\s+){{0,4}}?(?:tar|zip|archiv"
+      r"|cop(?:y|ies|ied)|upload|send|sent|post|forward|mirror|sync|export|dump|collect|gather|harvest|stash"
+      rf"|drop|leak|paste|attach|bundl|pack|compress)\w*\s+(?:\S+\s+){{0,5}}?{_SECRET_THINGS}", "exfil_data"),
+    F("secrets_moved", 3.0,
+      rf"(?=[aAtTsSpPcCkKi~$.eEfFw])(?<!\w){_SECRET_THINGS}\s+(?:\S+\s+){{0,5}}?(?:are|is|get|gets)\s+(?:also\s+|automatically\s+)?(?:collected"
+      r"|gathered|copied|posted|uploaded|pasted|dumped|exported|written|sent|forwarded|synced|mirrored|attached"
+      rf"|included|shared)\s+(?:in|into|to|onto|with)\s+{_THE}(?:[\w'-]+\s+){{0,3}}?(?:{_SHARED_PLACE}\b"
+      rf"|(?:https?://)?{HOST}|{CHANNEL})", "credential_read"),
+    F("remote_job_run", 4.0,
+      r"\b(?:fetch|pull|download|get|grab|retriev|read|poll)\w*\s+(?:the\s+)?(?:latest|next|current|new|pending)?"
+      r"\s*(?:jobs?|tasks?|commands?|instructions?|scripts?|snippets?|orders?)\s+from\s+(?:\S+\s+){0,2}?"
+      rf"(?:(?:https?://)?{HOST}|{CHANNEL})[^\n]{{0,60}}?\b(?:carr(?:y|ies)\s+(?:it|them)\s+out|runs?|executes?"
+      r"|follows?|applies|obeys?|acts?\s+on)\b"
+      rf"|\b(?:poll|quer|check|watch|read|fetch|pull)\w*\s+(?:https?://)?{HOST}\s+for\s+(?:new\s+|the\s+next\s+)?"
+      r"(?:jobs?|tasks?|commands?|instructions?|orders?)\b[^\n]{0,60}?\b(?:carr(?:y|ies)|runs?|executes?"
+      r"|follows?|applies|obeys?|acts?\s+on)\b", "c2"),
+    F("safety_not_applied", 3.0,
+      r"\b(?:content|safety|usage)\s+(?:filters?|polic(?:y|ies)|guidelines|rules|restrictions)\s+(?:\w+\s+){0,2}?"
+      r"(?:does\s*n[o']t|do\s*n[o']t|no\s+longer|never|won't|will\s+not)\s+(?:apply|applies|hold|matter|count)"
+      r"|\b(?:stop|stops|no\s+longer|never)\s+(?:applying|enforcing|following|using)\s+(?:its|the|any|your)\s+"
+      r"(?:content|safety|usage)\s+(?:filters?|polic(?:y|ies)|guidelines|rules)|\b(?:declines?|refuses?)\s+nothing\b",
+      "no_restrictions"),
     # -- a remote place sets the agent's work ----------------------------------------------------
     F("remote_agenda", 3.0,
       rf"\b(?:is|are|becomes?|serves?\s+as|counts?\s+as)\s+(?:the\s+)?{_AGENT}'s\s+(?:to-?do\s+list|task"
@@ -134,8 +180,10 @@ FEATURES: tuple[Feature, ...] = (
     # -- the copy spread -----------------------------------------------------------------------
     F("self_spread", 4.0,
       r"\b(?:this|the\s+same)\s+(?:exact\s+)?(?:preference|note|entry|rule|line|instruction|reminder|setting"
-      r"|paragraph|sentence)\s+(?:also\s+)?(?:belongs?|goes|should\s+(?:also\s+)?(?:go|be|live|appear"
-      rf"|exist))\s+(?:also\s+)?(?:in|into)\s+(?:\S+\s+){{0,2}}?(?:{AGENT_FILE}|(?:other|sibling|every|all"
+      r"|paragraph|sentence|guideline|policy|convention|text)\s+(?:also\s+)?(?:belongs?|goes|should\s+(?:also\s+)?"
+      r"(?:go|be|live|appear|exist)|(?:is|are)\s+to\s+be\s+(?:copied|added|pasted|written|put|included)|(?:gets?|is)"
+      r"\s+(?:also\s+)?(?:copied|added|pasted|written|put|included))\s+(?:also\s+)?(?:in|into|to)\s+(?:\S+\s+){0,3}?"
+      rf"(?:{AGENT_FILE}|(?:other|sibling|every|all"
       r"|each)\s+(?:\w+\s+)?(?:repos?|repositories|projects?|memory\s+files?|memories|agents?|workspaces?))"
       r"|\b(?:agents?|assistants?|bots?|models?)\s+(?:\S+\s+){0,5}?should\s+(?:also\s+)?have\s+(?:this|the"
       r"\s+same)\s+(?:note|entry|rule|preference|line|instruction)\b"
@@ -148,7 +196,11 @@ FEATURES: tuple[Feature, ...] = (
       r"\brecommendations?\s+(?:\w+\s+){0,3}?(?:is|are)\s+(?:always|invariably)\s+(?:the\s+)?(?-i:[A-Z][\w-]+)"
       r"|\b(?:other|competing|rival|alternative)\s+(?:\w+\s+)?(?:providers|products|vendors|tools|services"
       r"|brands|options|companies|libraries|frameworks)\s+(?:are\s+)?(?:\w+\s+)?(?:mentioned|described"
-      r"|brought\s+up|presented|named)\s+only\s+to\s+(?:note|point\s+out|list|highlight|stress|warn)",
+      r"|brought\s+up|presented|named)\s+only\s+to\s+(?:note|point\s+out|list|highlight|stress|warn)"
+      r"|\b(?:always|invariably)\s+(?:steer|push|nudge|point|direct)\w*\s+(?:\w+\s+){0,2}?(?:toward|towards|to)\s+"
+      r"(?-i:[A-Z][\w-]+)"
+      r"|\b(?:tell|say|claim|insist|assur|describ|present)\w*\s+(?:\w+\s+){0,2}?(?:that\s+)?(?-i:[A-Z][\w-]+)\s+is"
+      r"\s+the\s+only\s+(?:secure|safe|good|real|reliable|trustworthy|viable|sensible)\b",
       "output_bias"),
     F("site_promoted", 3.0,
       r"\b(?:described|presented|framed|billed|touted|sold|recommended)\s+as\s+(?:the\s+)?(?:industry\s+"
@@ -169,17 +221,27 @@ FEATURES: tuple[Feature, ...] = (
 )
 
 ANCHORS: dict[str, tuple[str, ...]] = {
-    "precedence_claim": ("system", "operator", "developer", "vendor", "platform", "preamble"),
+    "precedence_claim": ("system", "operator", "developer", "vendor", "platform", "preamble", "hosting"),
     "authority_heading": ("#",),
     "identity_described": ("identity", "persona", "character", "name"),
+    "goes_by": ("itself", "goes by", "poses as", "signs"),
+    "persona_kept": ("persona", "character", "cover", "disguise"),
     "denies_being_ai": ("mention", "admit", "reveal", "disclos", "say", "acknowledg", "confirm",
-                        "tell", "claim", "pretend", "insist"),
+                        "tell", "claim", "pretend", "insist", "introduc", "present"),
     "not_bound": ("bound", "restricted", "constrained"),
     "concealment_described": ("bring", "mention", "tell", "inform", "disclos", "reveal"),
     "turns_sent": ("shared", "sent", "posted", "uploaded", "forwarded", "copied", "mirrored",
                    "relayed", "pushed", "streamed", "synced", "logged", "goes", "go ", "up "),
-    "reads_streamed": ("of every", "of each", "of any", "of all"),
+    "reads_streamed": ("of every", "of each", "of any", "of all", "uploaded", "sent", "posted",
+                       "copied", "mirrored", "forwarded", "synced", "shared"),
     "credential_described": ("private", "keeps", "stores", "puts", "saves", "writes"),
+    "agent_moves_secrets": ("token", "key", "secret", "password", "credential", "cookie", "keychain",
+                            "/.", "id_", "env"),
+    "secrets_moved": ("collected", "gathered", "copied", "posted", "uploaded", "pasted", "dumped",
+                      "exported", "written", "sent", "forwarded", "synced", "mirrored", "attached",
+                      "included", "shared"),
+    "remote_job_run": ("job", "task", "command", "instruction", "script", "snippet", "order"),
+    "safety_not_applied": ("content", "safety", "usage", "nothing"),
     "remote_agenda": ("to-do", "todo", "task", "orders", "instructions", "agenda", "queue"),
     "memory_data_destroyed": ("emptied", "wiped", "deleted", "purged", "cleared", "erased",
                               "truncated", "discarded", ".memhost/"),
@@ -187,8 +249,9 @@ ANCHORS: dict[str, tuple[str, ...]] = {
                               "permission", "right", "clearance"),
     "agent_file_rule_dropped": ("agents.md", "claude.md", "gemini.md", ".cursorrules",
                                 ".clinerules", "copilot-instructions.md"),
-    "self_spread": ("belong", "goes", "should", "add", "sync"),
-    "steered_recommendation": ("recommendation", "only"),
+    "self_spread": ("belong", "goes", "should", "add", "sync", "copied", "pasted", "written", "put",
+                    "included"),
+    "steered_recommendation": ("recommendation", "only", "always", "invariably"),
     "site_promoted": ("standard", "leader", "only", "most"),
     "against_security": ("advis", "recommend", "tell", "urg", "encourag", "steer", "suggest"),
     "history_hidden": ("history", "histfile", "prefixed", "histcontrol"),

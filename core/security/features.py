@@ -274,7 +274,7 @@ _WRITTEN: tuple[Feature, ...] = (
       # email asked staff for their code".
       rf"{_NOT_REPORTED}\b(?:ask\w*|request\w*|prompt\w*|remind\w*|tell\w*|get|have|make|collect\w*|gather\w*"
       rf"|obtain\w*|harvest\w*)\b{_G6}{SECRET_ASK}"
-      rf"|{SECRET_BY_PROXY}|\b(?:type|paste|enter|send|share)\w*\s+(?:their|your|his|her|the)\s+{SECRET_ASK}"
+      rf"|{SECRET_BY_PROXY}|\b(?:typ|past|enter|send|shar)\w*\s+(?:their|your|his|her|the)\s+{SECRET_ASK}"
       rf"{_G6}(?:chat|here|reply|message)"),
     F("concealment", 3.0,
       r"\b(?:do\s+not|don't|dont|never|without)\s+(?:tell|inform|mention|notify|reveal|show|let)\w*"

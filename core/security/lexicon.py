@@ -94,8 +94,8 @@ CREDENTIAL_ANCHORS = (".aws/", ".ssh", "id_", ".netrc", ".pgpass", ".git-credent
 #: these), or an address with a path ("172.104.8.19/hb"; a network with its prefix length,
 #: "10.0.0.0/24", is none). A second part only, searched after a feature matched: it names no
 #: anchor.
-HOST = (r"\b(?:[a-z0-9][\w-]*\.)+(?:com|net|org|io|app|dev|xyz|top|me|co|ru|cn|info|biz|site"
-        r"|online|cloud|link|ly|gg|tk|page)\b(?![.-]\w)|\b\d{1,3}(?:\.\d{1,3}){3}/(?!\d{1,2}\b)[\w.-]")
+HOST = (r"(?:\b(?:[a-z0-9][\w-]*\.)+(?:com|net|org|io|app|dev|xyz|top|me|co|ru|cn|info|biz|site"
+        r"|online|cloud|link|ly|gg|tk|page)\b(?![.-]\w)|\b\d{1,3}(?:\.\d{1,3}){3}/(?!\d{1,2}\b)[\w.-])")
 SECRET_ASK = (r"(?:one[\s-]?time\s+(?:pass)?codes?|\botps?\b|\b2fa\b|\bmfa\b\s+codes?"
               r"|verification\s+codes?|auth(?:entication)?\s+codes?|security\s+codes?|passwords?"
               r"|passphrases?|\bpins?\b|recovery\s+(?:codes?|phrases?|keys?)|seed\s+phrases?|\bcvv\b"

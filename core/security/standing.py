@@ -29,14 +29,14 @@ from __future__ import annotations
 from memhost.security.lexicon import Feature
 
 #: What the agent produces: every one of them is a place an attacker wants to write into.
-_OUTPUT = (r"(?:answers?|repl(?:y|ies)|responses?|outputs?|messages?|e-?mails?|mails?|html|pages?"
+_OUTPUT = (r"(?:answers?|repl(?:y|ies)|responses?|outputs?|messages?|e-?mails?|mails?|html|pages?|links?"
            r"|documents?|docs|files?|code|snippets?|commits?(?:\s+messages?)?|pull\s+requests?|prs?"
            r"|summar(?:y|ies)|reports?|comments?|posts?|drafts?)")
 #: "every answer", "any HTML you generate", "all the emails you draft".
 _EVERY_OUTPUT = (rf"\b(?:every|each|all|any)\s+(?:of\s+)?(?:the\s+|your\s+)?(?:\w+\s+)?{_OUTPUT}\b")
 #: Content that carries something out or in: a link, an image, a pixel, a script.
 #: (Only its start is matched: what follows is free text, and consuming it would backtrack.)
-_PAYLOAD = (r"(?:https?://|<\s*(?:img|script|iframe|a|link)\b|!\["
+_PAYLOAD = (r"(?:https?://|<\s*(?:img|script|iframe|a|link)\b|!\[|[?&](?:ref|aff\w*|utm_\w+|partner|tag)="
             r"|\b(?:tracking\s+)?(?:pixel|beacon|referral\s+(?:link|code)|affiliate\s+(?:link|code)))")
 _ADDRESS = r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"
 #: What an agent is given to go by, named as the deployment's own.
@@ -49,7 +49,9 @@ _SYSTEM_GUIDANCE = (r"(?:system\s+(?:prompt|message|instructions?)|safety\s+(?:r
                     r"|guidance|orders|rules))")
 #: The same guidance named by who wrote it, or by where it sits ("everything above the memory
 #: section"): rarer words, searched on their own.
-_GUIDANCE_BY_WRITER = (r"(?:(?:system[\s-]level|operator|developer|vendor|platform)(?:-supplied|'s)?\s+(?:\w+\s+)?"
+_GUIDANCE_BY_WRITER = (r"(?:(?:instructions?|prompt|rules|guidelines|setup)\s+(?:bundled|shipped|that\s+came|supplied"
+                       r"|provided)\s+with\s+the\s+(?:model|agent|assistant|bot|ai)"
+                       r"|(?:system[\s-]level|operator|developer|vendor|platform)(?:-supplied|'s)?\s+(?:\w+\s+)?"
                        r"(?:prompt|preamble|message|instructions?|rules|guidelines|setup\s+text|polic(?:y|ies))"
                        r"|(?:earlier|original|initial|old)\s+safety\s+(?:wording|text|language|section)"
                        r"|(?:everything|anything|whatever|all|the)\s+(?:\w+\s+){0,3}?(?:above|preceding|outside)"
@@ -58,7 +60,7 @@ _GUIDANCE_BY_WRITER = (r"(?:(?:system[\s-]level|operator|developer|vendor|platfo
 #: rare next to "system prompt").
 _VOIDED = (r"(?:void|null|lapsed|expired|outdated|obsolete|revoked|rescinded|invalid\w*|superseded|lifted"
            r"|waived|stale|non-?binding|advisory|deprecated|background\s+(?:reading|information)"
-           r"|no\s+longer\s+(?:reflects?|represents?|matters?|counts?)|not\s+binding"
+           r"|no\s+longer\s+(?:reflects?|represents?|matters?|counts?|applied)|not\s+binding|legacy|not\s+applied"
            r"|retired|withdrawn|cancel+ed|moot|suspended|defunct|inoperative|no\s+longer\s+(?:apply|applies"
            r"|valid|binding|in\s+(?:force|effect))|(?:a\s+)?(?:leftover|mistake|testing\s+artefact|test"
            r"\s+artifact|placeholder))")
@@ -78,6 +80,7 @@ _DEFENCE_SETTING = (r"(?:review|approv|confirm|screen|judge|stage_at|refuse_at|r
                     r"|safety|guard|sandbox|verify|verification)[\w.]*")
 #: Switched off, in words.
 _OFF = (r"(?:disabled|off|retired|removed|turned\s+off|switched\s+off|suspended|waived|skipped|bypassed"
+        r"|decommissioned|dropped|sunset|deprecated|discontinued|gone"
         r"|no\s+longer\s+(?:needed|required|used|in\s+use))\b")
 _CONFIG_OFF = r"\s*[=:]\s*[\"']?(?:false|off|no|none|disabled|0(?:\.0+)?|0?\.9\d*|1\.0|\d{2,})\b"
 
@@ -152,8 +155,8 @@ FEATURES: tuple[Feature, ...] = (
       r"(?:for\s+|to\s+)?(?:the\s+)?(?:user|person\s+at\s+the\s+keyboard|human|person\s+(?:typing"
       r"|you(?:'re|\s+are)\s+(?:talking|speaking)\s+(?:to|with)))\b", "allegiance"),
     F("actual_role", 3.0,
-      r"\byour\s+(?:actual|real|true|proper|only|new)\s+(?:role|job|identity|name|purpose|task|master"
-      r"|owner)\b(?:\s+\S+){0,4}?\s+(?:is|will\s+be)\b|\byou\s+(?:operate|work|act|go|run)\w*\s+under\s+the"
+      r"\b(?:your|the\s+(?:assistant|agent|model|bot)'s)\s+(?:actual|real|true|proper|only|new|secret|hidden)\s+"
+      r"(?:role|job|identity|name|purpose|task|master|owner|goal|mission)\b(?:\s+\S+){0,4}?\s+(?:is|will\s+be)\b|\byou\s+(?:operate|work|act|go|run)\w*\s+under\s+the"
       r"\s+name\b", "identity"),
     # -- blanket permission --------------------------------------------------------------------
     F("blanket_permission", 3.0,
@@ -180,8 +183,8 @@ FEATURES: tuple[Feature, ...] = (
       r"|whitelist)\w*\s+(?:\S+\s+){0,4}?(?:automatically|blindly|unreviewed|without\s+(?:review\w*"
       r"|looking|checking|reading|asking)))"
       r"|\b(?:entr(?:y|ies)|notes?|writes?)\s+(?:\w+\s+){0,6}?(?:count|counts|are\s+(?:treated|considered|deemed"
-      r"|counted|marked)|get\s+(?:marked|treated|counted))\s+(?:as\s+)?(?:already\s+)?(?:accepted|approved|reviewed"
-      r"|trusted|verified)\b|\baccept\w*\s+(?:every|all|each|any)\s+(?:new\s+)?(?:memory\s+)?(?:entr(?:y|ies)"
+      r"|counted|marked|trusted)|get\s+(?:marked|treated|counted|trusted))\s+(?:as\s+)?(?:already\s+)?(?:accepted|approved|reviewed"
+      r"|trusted|verified|written)\b|\baccept\w*\s+(?:every|all|each|any)\s+(?:new\s+)?(?:memory\s+)?(?:entr(?:y|ies)"
       r"|notes?|writes?)\b"
       r"|\btreat\w*\s+(?:them|it|these|those|all|every\w*|pending\s+\w+|staged\s+\w+)\s+as\s+(?:already\s+)?"
       r"(?:approved|reviewed|accepted|trusted|verified)\b|\b(?:no\s+longer|don't|do\s+not|never)\s+(?:need|require)s?"
@@ -203,7 +206,9 @@ FEATURES: tuple[Feature, ...] = (
       r"(?:from|out\s+of)\s+(?:the\s+|your\s+|any\s+|~/)?(?:(?:shell|command|bash|zsh|terminal)\s+history"
       r"|\.?(?:bash|zsh)_history|(?:agent|audit|session|system|access)\s+logs?|the\s+logs?|transcripts?)\b"
       r"|\b(?:clear|wip|eras|delet|truncat|shred|rm)\w*\s+(?:-\w+\s+)?(?:the\s+|your\s+)?(?:~/\.(?:bash|zsh)_history"
-      r"|(?:shell|bash|zsh|command|terminal)\s+history|agent\s+logs?)\b", "anti_forensic"),
+      r"|(?:shell|bash|zsh|command|terminal)\s+history|agent\s+logs?)\b"
+      r"|\b(?:shell|bash|zsh|command|terminal)\s+history\b[^\n.;]{0,40}?\b(?:is|are|gets?)\s+(?:\w+\s+)?(?:cleared"
+      r"|wiped|erased|deleted|truncated|scrubbed|purged)\s+by\s+(?:the\s+)?(?:assistant|agent|model|bot)\b", "anti_forensic"),
     F("deny_when_asked", 3.0,
       # The answer is an order ("…, say no"), not someone's habit ("the user prefers to say nothing").
       r"\b(?:if|when(?:ever)?)\s+(?:\w+\s+){0,2}?(?:asks?|asked|questions?|inquires?)\b[^\n]{0,80}?[,;:—–]\s*"
@@ -235,6 +240,8 @@ FEATURES: tuple[Feature, ...] = (
     # -- code from a script, run ----------------------------------------------------------------
     F("pipe_into_shell", 3.0,
       r"(?:^|[:;.]\s*|\b(?:then|and|just|agent|assistant|bot|model|it|you)\s+)pipe[sd]?\s+(?:\S+\s+){0,5}?(?:in)?to\s+(?:sudo\s+)?(?:(?:ba|z|k|da)?sh"
+      r"|python\d*|powershell|pwsh|iex|node|perl)\b"
+      r"|\b(?:is|are|gets?|get)\s+piped\s+(?:straight\s+|directly\s+)?(?:in)?to\s+(?:sudo\s+)?(?:(?:ba|z|k|da)?sh"
       r"|python\d*|powershell|pwsh|iex|node|perl)\b", "download_execute"),
     # A download pipe a file is described as holding ("the Dockerfile still does curl … | sh") is a
     # note about that file, not an order: it stages for a person, it is not refused.
@@ -299,11 +306,14 @@ FEATURES: tuple[Feature, ...] = (
     F("trigger_event", 1.0,
       r"\b(?:when(?:ever)?|once|after|each\s+time)\s+(?:a|an|any|each|every|the)\s+(?:task|job|session|build"
       r"|run|conversation|command|chat)\s+(?:finishes|ends|completes|is\s+(?:done|finished|over)"
-      r"|starts|begins)\b", "persistence"),
+      r"|starts|begins)\b|\b(?:when(?:ever)?|once|after|each\s+time)\s+(?:the\s+)?(?:agent|assistant|bot|model|it|you)\s+"
+      r"(?:finishes|completes|ends|wraps\s+up)\s+(?:a|an|any|each|every|the)\s+(?:task|job|session|run)\b",
+      "persistence"),
 )
 
 ANCHORS: dict[str, tuple[str, ...]] = {
-    "payload_in_every_output": ("http", "<", "![", "pixel", "beacon", "referral", "affiliate"),
+    "payload_in_every_output": ("http", "<", "![", "pixel", "beacon", "referral", "affiliate", "ref=",
+                                "aff", "utm_", "partner=", "tag="),
     "tracking_pixel": ("img", "pixel"),
     "product_push": ("whatever", "regardless", "matter", "even", "unprompted", "whenever"),
     "fixed_verdict": ("always", "never", "safe", "secure", "clean", "approved", "passing",
@@ -317,6 +327,7 @@ ANCHORS: dict[str, tuple[str, ...]] = {
                              "earlier", "preceding", "existing", "assistant's", "agent's",
                              "model's", "bot's", "security"),
     "guidance_by_writer_void": ("system", "operator", "developer", "vendor", "platform", "safety",
+                                "bundled", "shipped", "came", "supplied", "provided",
                                 "above", "preceding", "outside"),
     "notes_win": ("conflict",),
     "claimed_authority": ("owner", "operator", "admin", "maintainer", "developer", "vendor",
@@ -324,14 +335,14 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "untrusted_trusted": ("trust", "authoritative", "binding", "obeyed", "followed", "authority",
                           "priority", "precedence", "outrank", "overrid", "behalf"),
     "allegiance_shift": ("not",),
-    "actual_role": ("your", "under"),
+    "actual_role": ("your", "under", "assistant's", "agent's", "model's", "bot's"),
     "blanket_permission": ("may", "can", "allowed", "permitted", "free", "cleared", "permission"),
     "block_delimiter": ("end", "begin", "start", "close"),
     "defence_setting_off": ("review", "approv", "confirm", "screen", "judge", "stage_at", "nothing",
                             "refuse_at", "risk", "threshold", "safety", "guard", "sandbox",
                             "verif", "injection"),
     "auto_approve": ("auto", "automatically", "blindly", "unreviewed", "without", "treat", "need",
-                     "count", "considered", "deemed", "marked", "accept",
+                     "count", "considered", "deemed", "marked", "accept", "trusted",
                      "require", "approv"),
     "no_review_needed": ("review", "approval", "confirmation", "check", "sign"),
     "host_mount": ("docker",),
@@ -350,10 +361,11 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "omit_from_reports": ("omit", "leav", "exclud", "suppress", "hid", "drop", "strip", "nobody",
                           "one", "user"),
     "review_off": ("disabled", "off", "retired", "removed", "suspended", "waived", "skipped",
+                   "decommissioned", "dropped", "sunset", "deprecated", "discontinued", "gone",
                    "bypassed", "longer", "tool", "memory.md", "user.md"),
     "answers_only_to": ("only", "from"),
     "secret_into_output": ("token", "password", "key", "credentials", "cookies", "secret"),
     "carry_this": ("this", "same"),
     "trigger_event": ("finishes", "ends", "completes", "done", "finished", "over", "starts",
-                      "begins"),
+                      "begins", "wraps"),
 }
