@@ -45,10 +45,12 @@ from memhost.security.lexicon import (
     NOT_NEGATED_AFTER,
     gap,
     MOVE,
+    MOVE_START,
     SECRET_ASK,
     SECRET_ASK_ANCHORS,
     SECRET_BY_PROXY,
     SENSITIVE,
+    SENSITIVE_START,
     Feature,
 )
 
@@ -201,11 +203,11 @@ _WRITTEN: tuple[Feature, ...] = (
       r"|USER\s+PROFILE\s+\(who\s+the\s+user\s+is\))"),
     # -- moving data out -------------------------------------------------------------------------
     # A system's own traffic, described ("integration tests send … to https://api…"), is no order.
-    F("exfil_channel", 3.0, rf"{_NOT_SYSTEM}{MOVE}{_ANY}{CHANNEL}"),
+    F("exfil_channel", 3.0, rf"\b{MOVE_START}{_NOT_SYSTEM}{MOVE}{_ANY}{CHANNEL}"),
     # Within one clause: "the repo ships a .env.example; the real .env is ignored" moves nothing.
-    F("exfil_data", 2.5, rf"\b{MOVE}{_CLAUSE}{SENSITIVE}"
+    F("exfil_data", 2.5, rf"\b{MOVE_START}{MOVE}{_CLAUSE}{SENSITIVE}"
       # Data named starts a word, ".env", or a Chinese word: tried only there, not at every place.
-      rf"|(?:\b|(?=[.\u4e00-\u9fff])){SENSITIVE}{_ANY}(?:to|an|à|a|para|给|到)\s*{CHANNEL}"),
+      rf"|(?:\b|(?=[.\u4e00-\u9fff])){SENSITIVE_START}{SENSITIVE}{_ANY}(?:to|an|à|a|para|给|到)\s*{CHANNEL}"),
     F("markdown_image_data", 4.0, r"!\[[^\]\n]{0,200}\]\(\s*<?(?:https?:)?//[^)\s]*[?#{$][^)\n]*\)"),
     F("markdown_image", 1.5, r"!\[[^\]\n]{0,200}\]\(\s*<?(?:https?:)?//"),
     F("link_data", 3.0,
@@ -309,8 +311,6 @@ SECRET_WEIGHT = 6.0
 #: A feature matched inside quotation marks is reported speech (a title, an example): half.
 QUOTED_FACTOR = 0.5
 
-_CHANNEL_ANCHORS = CHANNEL_ANCHORS
-_CREDENTIAL_ANCHORS = CREDENTIAL_ANCHORS
 #: For each feature, literals one of which every match contains (in the lower-cased text). A
 #: feature whose literals are all absent is not run: same evidence, a fraction of the cost. A
 #: feature without an entry always runs. tests/test_scorer.py checks that these never change
@@ -352,22 +352,22 @@ _WRITTEN_ANCHORS: dict[str, tuple[str, ...]] = {
     "template_token": ("<", "[inst", "[/inst"),
     "tool_json": ("role", "tool_calls", "function_call"),
     "frame_marker": ("of", "═", "memory", "profile"),
-    "exfil_channel": _CHANNEL_ANCHORS,
+    "exfil_channel": CHANNEL_ANCHORS,
     "exfil_data": ("send", "sent", "upload", "post", "transmit", "forward", "exfiltrat", "leak",
                    "mail", "mirror", "sync", "ship", "push", "beacon", "report", "submit",
                    "shar", "cop", "relay", "env", "manda", "sube", "subir", "transmet", "transf",
                    "schick", "bermittel", "weiterleit", "mande", "发", "上传", "转发", "传到",
-                   *_CHANNEL_ANCHORS),
+                   *CHANNEL_ANCHORS),
     "markdown_image_data": ("](",),
     "markdown_image": ("](",),
     "link_data": ("](",),
-    "credential_path": _CREDENTIAL_ANCHORS,
-    "credential_read": _CREDENTIAL_ANCHORS,
+    "credential_path": CREDENTIAL_ANCHORS,
+    "credential_read": CREDENTIAL_ANCHORS,
     "env_dump": ("env", "set", "export", "environ", "environment"),
     "pipe_to_network": ("|", "--data-binary", "@-", "--upload-file", "-t", "/dev/tcp/"),
     "download_execute": ("|", "<(", "$(", "base64"),
     "download_mention": ("|",),
-    "c2_beacon": _CHANNEL_ANCHORS + ("wait", "c2", "c&c", "command", "control"),
+    "c2_beacon": CHANNEL_ANCHORS + ("wait", "c2", "c&c", "command", "control"),
     "c2_mention": ("command", "control", "c2", "c&c"),
     "memory_tamper": ("memhost", "write_approval", "pending", "approval", "audit", "memories/",
                       "memory.md", "user.md", "tool"),
