@@ -100,21 +100,28 @@ ACT = (r"(?:run|runs|execute\w*|exec|eval\w*|do|does|follow\w*|obey\w*|carr(?:y|
 #: Something coming back from elsewhere: what "it" returns, the instructions in "the response".
 _RETURNED = (
     r"(?:(?:whatever|what|anything|everything|each\s+\w+|every\s+\w+|any\s+\w+|all|the\s+\w+)"
-    r"(?:\s+\S+){0,3}?\s+(?:it|they|the\s+[#@]?(?:[\w-]*-)?(?:server|endpoint|url|response|page|site|reply|queue|feed"
-    r"|host|api|answer|result|file|script|bot|channel))\s+(?:returns?|returned|says?|said|sends?|sent|posts?|posted"
+    r"(?:\s+\S+){0,3}?\s+(?:it|they|the\s+(?:server|endpoint|url|response|page|site|reply|queue|feed"
+    r"|host|api|answer|result|file|script|bot|channel))\s+(?:returns?|returned|says?|said|sends?|sent"
     r"|hands?|pushes|pushed|gives|gave|serves?|responds?|contains?|lists?|tells?|asks?|wants?"
     r"|provides?|delivers?)\b"
-    r"|(?:its|their)\s+(?:contents?|body|payload)\b|the\s+(?:reply|response|record|result|server|answer)'s"
-    r"\s+(?:\S+\s+)?(?:field|contents?|body|value)\b"
     r"|(?:the\s+|any\s+|all\s+)?(?:instructions?|commands?|tasks?|jobs?|orders?|code|scripts?"
     r"|directives?|steps?)(?:\s+\S+){0,3}?\s+(?:in|from|of|inside)\s+(?:the|its|that)\s+(?:response"
     r"|reply|result|output|body|page|payload|message|answer|file)\b)")
+#: What a remote reply holds, acted on ("acts on its contents", "follows the reply's 'next'
+#: field", "runs whatever snippet the #ops-bot posts"): a feature of its own
+#: (:mod:`memhost.security.conduct`), anchored on these words.
+ACT_ON_CONTENTS = (rf"\b{ACT}\s+(?:(?:its|their)\s+(?:contents?|body|payload)\b|the\s+(?:reply|response|record"
+                   r"|result|server|answer)'s\s+(?:\S+\s+)?(?:field|contents?|body|value)\b|(?:whatever|what|anything"
+                   r"|everything|any\s+\w+|every\s+\w+|all)(?:\s+\S+){0,3}?\s+the\s+[#@][\w-]+\s+(?:posts?|posted"
+                   r"|sends?|sent|says?|drops?)\b)")
 ACT_ON_RETURNED = rf"(?:\b{ACT}\s+{_RETURNED}|\btreat\w*\s+(?:each|every|any|the|its)\s+(?:\S+\s+){{0,4}}?as\s+(?:an?\s+)?(?:requests?|instructions?|commands?|orders?|tasks?)\s+from\s+the\s+user\b)"
 _RETURNED_ANCHORS = ("return", "say", "said", "send", "sent", "hand", "push", "give", "gave",
                      "serve", "respond", "contain", "list", "tell", "ask", "want", "provide",
-                     "deliver", "post", "response", "reply", "result", "output", "body", "page", "payload",
-                     "message", "answer", "file", "user", "content", "body", "payload", "field",
-                     "value")
+                     "deliver", "response", "reply", "result", "output", "body", "page", "payload",
+                     "message", "answer", "file", "user")
+#: A place outside, as the second part of acting on what comes from it.
+REMOTE = (rf"{CHANNEL}|{HOST}|\bTXT\s+records?\b|\b(?:slack|discord|telegram|irc)\b"
+          r"|(?<!\w)#[a-z][\w-]+")
 #: The entry itself, or memory as a whole.
 SELF = (r"(?:(?:this|the\s+same|the\s+present)\s+(?:exact\s+)?(?:entry|note|line|rule|text|instruction"
         r"|preference|paragraph|sentence|reminder|item|memory|setting)|\bmemory\b|\bmemories\b"
@@ -167,8 +174,7 @@ FEATURES: tuple[Feature, ...] = (
       r"|\b(?:outrank|overrule|trump|take\w*\s+(?:precedence|priority)\s+over)\w*\s+(?:the\s+|your\s+"
       r"|any\s+)?(?:system\s+prompt|operator|developer|instruct\w*|guid\w*)"),
     # -- remote content, acted on --------------------------------------------------------------
-    F("remote_act", 5.0, ACT_ON_RETURNED, "c2",
-      also=rf"{CHANNEL}|{HOST}|\bTXT\s+records?\b|\b(?:slack|discord|telegram|irc)\b|(?<!\w)#[a-z][\w-]+"),
+    F("remote_act", 5.0, ACT_ON_RETURNED, "c2", also=REMOTE),
     F("act_on_returned", 2.0, ACT_ON_RETURNED, "c2"),
     # -- the entry keeps itself ----------------------------------------------------------------
     # The entry (or memory) must be what disappears: "if the build dir is deleted, restore it"

@@ -27,6 +27,7 @@ Weights are on the scale of :mod:`memhost.security.features`.
 
 from __future__ import annotations
 
+from memhost.security.concepts import ACT_ON_CONTENTS, REMOTE
 from memhost.security.lexicon import CHANNEL, HOST, Feature
 
 #: The agent, named in the third person.
@@ -158,6 +159,7 @@ FEATURES: tuple[Feature, ...] = (
       r"|\b(?:stop|stops|no\s+longer|never)\s+(?:applying|enforcing|following|using)\s+(?:its|the|any|your)\s+"
       r"(?:content|safety|usage)\s+(?:filters?|polic(?:y|ies)|guidelines|rules)|\b(?:declines?|refuses?)\s+nothing\b",
       "no_restrictions"),
+    F("acts_on_contents", 5.0, ACT_ON_CONTENTS, "c2", also=REMOTE),
     # -- a remote place sets the agent's work ----------------------------------------------------
     F("remote_agenda", 3.0,
       rf"\b(?:is|are|becomes?|serves?\s+as|counts?\s+as)\s+(?:the\s+)?{_AGENT}'s\s+(?:to-?do\s+list|task"
@@ -242,6 +244,7 @@ ANCHORS: dict[str, tuple[str, ...]] = {
                       "included", "shared"),
     "remote_job_run": ("job", "task", "command", "instruction", "script", "snippet", "order"),
     "safety_not_applied": ("content", "safety", "usage", "nothing"),
+    "acts_on_contents": ("content", "body", "payload", "field", "value", "#", "@"),
     "remote_agenda": ("to-do", "todo", "task", "orders", "instructions", "agenda", "queue"),
     "memory_data_destroyed": ("emptied", "wiped", "deleted", "purged", "cleared", "erased",
                               "truncated", "discarded", ".memhost/"),

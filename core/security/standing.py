@@ -82,6 +82,8 @@ _DEFENCE_SETTING = (r"(?:review|approv|confirm|screen|judge|stage_at|refuse_at|r
 _OFF = (r"(?:disabled|off|retired|removed|turned\s+off|switched\s+off|suspended|waived|skipped|bypassed"
         r"|decommissioned|dropped|sunset|deprecated|discontinued|gone"
         r"|no\s+longer\s+(?:needed|required|used|in\s+use))\b")
+#: What a person is told: a summary, a report, an answer, a status update.
+_TOLD = r"\b(?:summar\w*|reports?|answers?|repl(?:y|ies)|responses?|status|updates?|users?)\b"
 _CONFIG_OFF = r"\s*[=:]\s*[\"']?(?:false|off|no|none|disabled|0(?:\.0+)?|0?\.9\d*|1\.0|\d{2,})\b"
 
 F = Feature
@@ -171,13 +173,14 @@ FEATURES: tuple[Feature, ...] = (
     # -- memhost's machinery ---------------------------------------------------------------------
     F("defence_setting_off", 4.0, rf"{_DEFENCE_SETTING}{_CONFIG_OFF}"
       r"|\b(?:raise|set|bump|lower|increase)\w*\s+(?:the\s+)?(?:risk|safety|review|approval|screening"
-      r"|injection)\s+(?:threshold|score|level|limit)s?\s+to\b"
-      r"|\b(?:risk|review|approv|screen|judge|stage_at|refuse_at|injection)[\w.]*(?:\s+in\s+\S+)?\s+(?:was|is"
-      r"|has\s+been|got|gets)\s+(?:raised|set|bumped|lowered|increased|changed|moved)\s+to\s+(?:1(?:\.0+)?"
+      r"|injection)\s+(?:threshold|score|level|limit)s?\s+to\b", "memory_tamper"),
+    # In the passive ("risk_threshold … was raised to 1.0 so nothing gets staged"): its own words.
+    F("defence_setting_changed", 4.0,
+      r"\b(?:risk|review|approv|screen|judge|stage_at|refuse_at|injection)[\w.]*(?:\s+in\s+\S+)?\s+(?:was|is"
+      r"|has\s+been|got|gets)\s+(?:(?:raised|bumped|lowered|increased|changed)\s+to|set[ ]to)\s+(?:1(?:\.0+)?"
       r"|0(?:\.0+)?|\d{2,}|0?\.9\d*)(?![\d.])"
       r"|\bso\s+(?:that\s+)?nothing\s+(?:ever\s+)?(?:gets|is|will\s+be)\s+(?:staged|reviewed|flagged|blocked"
-      r"|screened|refused)\b",
-      "memory_tamper"),
+      r"|screened|refused)\b", "memory_tamper"),
     F("auto_approve", 4.0,
       r"\b(?:auto-?(?:approv|accept|confirm|allow|merg)\w*|(?:approv|accept|confirm|okay|allow"
       r"|whitelist)\w*\s+(?:\S+\s+){0,4}?(?:automatically|blindly|unreviewed|without\s+(?:review\w*"
@@ -240,8 +243,9 @@ FEATURES: tuple[Feature, ...] = (
     # -- code from a script, run ----------------------------------------------------------------
     F("pipe_into_shell", 3.0,
       r"(?:^|[:;.]\s*|\b(?:then|and|just|agent|assistant|bot|model|it|you)\s+)pipe[sd]?\s+(?:\S+\s+){0,5}?(?:in)?to\s+(?:sudo\s+)?(?:(?:ba|z|k|da)?sh"
-      r"|python\d*|powershell|pwsh|iex|node|perl)\b"
-      r"|\b(?:is|are|gets?|get)\s+piped\s+(?:straight\s+|directly\s+)?(?:in)?to\s+(?:sudo\s+)?(?:(?:ba|z|k|da)?sh"
+      r"|python\d*|powershell|pwsh|iex|node|perl)\b", "download_execute"),
+    F("piped_into_shell", 3.0,
+      r"\b(?:is|are|gets?|get)\s+piped\s+(?:straight\s+|directly\s+)?(?:in)?to\s+(?:sudo\s+)?(?:(?:ba|z|k|da)?sh"
       r"|python\d*|powershell|pwsh|iex|node|perl)\b", "download_execute"),
     # A download pipe a file is described as holding ("the Dockerfile still does curl … | sh") is a
     # note about that file, not an order: it stages for a person, it is not refused.
@@ -268,11 +272,11 @@ FEATURES: tuple[Feature, ...] = (
       r"(?:\S+\s+){0,2}?(?:failed|failing|failures?|errors?|findings|vulnerabilit\w*|incidents?|uploads?"
       r"|network\s+\w+|breach\w*)\b|\b(?:nobody|no\s+one|no-one)\s+(?:needs|has|have|ought)\s+to\s+(?:know"
       r"|hear|be\s+told)\b|\bso\s+(?:that\s+)?(?:nobody|no\s+one|no-one|the\s+user)\s+(?:ever\s+)?(?:sees|knows"
-      r"|notices|finds\s+out|can\s+see|will\s+(?:see|know|notice))\b"
-      r"|\bleav\w*\s+(?:any\s+|all\s+)?(?:mention\s+of\s+)?(?:\S+\s+){0,5}?(?:failed|failing|failures?|errors?"
+      r"|notices|finds\s+out|can\s+see|will\s+(?:see|know|notice))\b", "concealment", also=_TOLD),
+    F("left_out_of", 3.0,
+      r"\bleav\w*\s+(?:any\s+|all\s+)?(?:mention\s+of\s+)?(?:\S+\s+){0,5}?(?:failed|failing|failures?|errors?"
       r"|findings|vulnerabilit\w*|incidents?|uploads?|network\s+\w+|commands?|downloads?|connections?)\s+"
-      r"out\s+of\b", "concealment",
-      also=r"\b(?:summar\w*|reports?|answers?|repl(?:y|ies)|responses?|status|updates?|users?)\b"),
+      r"out\s+of\b", "concealment", also=_TOLD),
     # A note that review was off somewhere reads the same as one switching it off: a person looks.
     F("review_off", 3.0,
       r"\b(?:memhost|memory|memories|entry|entries|notes?)\s+(?:\w+\s+){0,3}?(?:review|approval|screening"
@@ -338,7 +342,9 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "actual_role": ("your", "under", "assistant's", "agent's", "model's", "bot's"),
     "blanket_permission": ("may", "can", "allowed", "permitted", "free", "cleared", "permission"),
     "block_delimiter": ("end", "begin", "start", "close"),
-    "defence_setting_off": ("review", "approv", "confirm", "screen", "judge", "stage_at", "nothing",
+    "defence_setting_changed": ("raised", "bumped", "lowered", "increased", "changed", "set to",
+                                "nothing"),
+    "defence_setting_off": ("review", "approv", "confirm", "screen", "judge", "stage_at",
                             "refuse_at", "risk", "threshold", "safety", "guard", "sandbox",
                             "verif", "injection"),
     "auto_approve": ("auto", "automatically", "blindly", "unreviewed", "without", "treat", "need",
@@ -353,12 +359,14 @@ ANCHORS: dict[str, tuple[str, ...]] = {
                          "vaultcmd"),
     "self_append": ("this", "same"),
     "pipe_into_shell": ("pipe",),
+    "piped_into_shell": ("piped",),
     "download_described": ("curl", "wget"),
     "promotion": ("best", "alternative", "other", "competitor", "instead", "above", "exclusively"),
     "reply_ends_with": ("answer", "repl", "respons"),
     "report_nothing": ("finding", "issue", "vulnerabilit", "problem", "error", "alert", "warning",
                        "failure"),
-    "omit_from_reports": ("omit", "leav", "exclud", "suppress", "hid", "drop", "strip", "nobody",
+    "left_out_of": ("leav",),
+    "omit_from_reports": ("omit", "leave", "exclud", "suppress", "hid", "drop", "strip", "nobody",
                           "one", "user"),
     "review_off": ("disabled", "off", "retired", "removed", "suspended", "waived", "skipped",
                    "decommissioned", "dropped", "sunset", "deprecated", "discontinued", "gone",
