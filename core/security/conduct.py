@@ -50,6 +50,7 @@ _PRECEDENCE = (rf"\b{_MEMORY_SIDE}\b[^\n.;]{{0,60}}?\b(?:supersed\w*|overrid(?:e
                rf"{PROMPT_SIDE}")
 #: What the agent says or hears in a conversation.
 _TURNS = (r"(?:(?:conversation|chat|dialogue)\s+(?:summar(?:y|ies)|logs?|history|transcripts?|contents?)"
+          r"|(?:every|each|all)\s+(?:shell\s+|terminal\s+)?(?:commands?|tool\s+calls?)"
           r"|conversations?|chat\s+logs?|transcripts?|(?:every|each|all)\s+(?:of\s+(?:the|your)\s+)?"
           r"(?:answers?|repl(?:y|ies)|responses?|user\s+messages?|prompts?)|user\s+(?:messages|prompts"
           r"|questions))")
@@ -85,14 +86,15 @@ FEATURES: tuple[Feature, ...] = (
     # -- another identity, described -----------------------------------------------------------
     F("identity_described", 2.0,
       rf"\b(?:the\s+)?{_AGENT}'s\s+(?:\w+\s+)?(?:identity|persona|character|real\s+name|true\s+name)"
-      r"\s+(?:is|will\s+be)\b", "identity"),
+      r"(?:\s+\S+){0,4}?\s+(?:is|will\s+be)\b", "identity"),
     F("goes_by", 2.0,
       rf"\b(?:{_AGENT}|helper|it)\s+(?:\w+\s+){{0,2}}?(?:goes[ ]by|introduces\s+itself\s+as|calls\s+itself"
       r"|refers\s+to\s+itself\s+as|presents\s+itself\s+as|poses[ ]as|signs\s+(?:off\s+)?as)\s+(?:[\"'“]|an?\s+"
       r"|(?-i:[A-Z]))", "identity"),
     F("persona_kept", 3.0,
       r"\b(?:keep|stay|remain|maintain)\w*\s+(?:in\s+)?(?:that|this|the|its|their)\s+(?:persona|character"
-      r"|cover|disguise)\b", "identity"),
+      r"|cover|disguise)\b|\bnever\s+(?:breaks?|drops?|leaves?)\s+(?:its\s+|the\s+)?(?:persona|character)\b",
+      "identity"),
     F("denies_being_ai", 3.0,
       r"\b(?:never|not|don't|doesn't|do\s+not|does\s+not|won't|without)\s+(?:\w+\s+)?(?:mention|admit"
       r"|reveal|disclos|say|acknowledg|confirm|tell)\w*\s+(?:\w+\s+){0,3}?(?:(?:that\s+)?(?:it|he|she|you)"
@@ -112,9 +114,10 @@ FEATURES: tuple[Feature, ...] = (
       r"\s+(?:to\s+|with\s+)?(?:the\s+)?users?\b(?!'s)", "concealment"),
     # -- the agent's turns or reads, sent out --------------------------------------------------
     F("turns_sent", 3.0,
-      rf"\b{_TURNS}\s+(?:\w+\s+){{0,4}}?(?:(?:are|is|get|gets|will\s+be)\s+(?:also\s+)?(?:shared|sent|posted"
-      r"|uploaded|forwarded|copied|mirrored|relayed|pushed|streamed|synced|logged)|(?:also\s+)?goes"
-      rf"|(?:also\s+)?(?:go|end\s+up)(?= ))\s+(?:to|with|into|in)\s+(?:{_THE}(?:[\w'-]+\s+){{0,3}}?{_PLACE}\b"
+      rf"\b{_TURNS}\s+(?:\w+\s+){{0,4}}?(?:(?:are|is|get|gets|will\s+be)\s+(?:also\s+)?(?:\w+\s+)?(?:shared|sent"
+      r"|posted|uploaded|forwarded|copied|mirrored|relayed|pushed|streamed|synced|logged|archived|backed\s+up"
+      r"|exported|shipped|replicated|echoed|saved)|(?:also\s+)?goes"
+      rf"|(?:also\s+)?(?:go|end\s+up)(?= ))(?:\s+\w+ly)?\s+(?:to|with|into|in)\s+(?:{_THE}(?:[\w'-]+\s+){{0,3}}?{_PLACE}\b"
       rf"|(?:https?://)?{HOST}|{CHANNEL})",
       "exfil_channel"),
     F("reads_streamed", 3.0,
@@ -153,6 +156,11 @@ FEATURES: tuple[Feature, ...] = (
       rf"|\b(?:poll|quer|check|watch|read|fetch|pull)\w*\s+(?:https?://)?{HOST}\s+for\s+(?:new\s+|the\s+next\s+)?"
       r"(?:jobs?|tasks?|commands?|instructions?|orders?)\b[^\n]{0,60}?\b(?:carr(?:y|ies)|runs?|executes?"
       r"|follows?|applies|obeys?|acts?\s+on)\b", "c2"),
+    # Fetched and run, in words: "grabs https://…/i.sh and runs it with sudo bash".
+    F("fetched_and_run", 3.5,
+      r"\b(?:grab|fetch|download|pull|get|retriev)\w*\s+(?:\S+\s+){0,2}?(?:https?://\S+|\S+\.(?:sh|ps1|py|exe|bat))"
+      r"\s+(?:and|then|,)\s+(?:then\s+)?(?:\w+\s+){0,2}?(?:runs?|executes?|sources?|launch\w*)\s+(?:it|them|that)\b",
+      "download_execute", halved_in_quotes=False),
     F("safety_not_applied", 3.0,
       r"\b(?:content|safety|usage)\s+(?:filters?|polic(?:y|ies)|guidelines|rules|restrictions)\s+(?:\w+\s+){0,2}?"
       r"(?:does\s*n[o']t|do\s*n[o']t|no\s+longer|never|won't|will\s+not)\s+(?:apply|applies|hold|matter|count)"
@@ -233,7 +241,8 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "not_bound": ("bound", "restricted", "constrained"),
     "concealment_described": ("bring", "mention", "tell", "inform", "disclos", "reveal"),
     "turns_sent": ("shared", "sent", "posted", "uploaded", "forwarded", "copied", "mirrored",
-                   "relayed", "pushed", "streamed", "synced", "logged", "goes", "go ", "up "),
+                   "relayed", "pushed", "streamed", "synced", "logged", "goes", "go ", "up ", "archived",
+                   "backed", "exported", "shipped", "replicated", "echoed", "saved"),
     "reads_streamed": ("of every", "of each", "of any", "of all", "uploaded", "sent", "posted",
                        "copied", "mirrored", "forwarded", "synced", "shared"),
     "credential_described": ("private", "keeps", "stores", "puts", "saves", "writes"),
@@ -243,6 +252,7 @@ ANCHORS: dict[str, tuple[str, ...]] = {
                       "exported", "written", "sent", "forwarded", "synced", "mirrored", "attached",
                       "included", "shared"),
     "remote_job_run": ("job", "task", "command", "instruction", "script", "snippet", "order"),
+    "fetched_and_run": ("://", ".sh", ".ps1", ".py", ".exe", ".bat"),
     "safety_not_applied": ("content", "safety", "usage", "nothing"),
     "acts_on_contents": ("content", "body", "payload", "field", "value", "#", "@"),
     "remote_agenda": ("to-do", "todo", "task", "orders", "instructions", "agenda", "queue"),

@@ -44,7 +44,8 @@ _SYSTEM_GUIDANCE = (r"(?:system\s+(?:prompt|message|instructions?)|safety\s+(?:r
                     r"|instructions?|polic(?:y|ies)|settings?|configuration|config|filters|constraints"
                     r"|checks?)|security\s+checks?"
                     r"|guardrails|operator\s+instructions?"
-                    r"|(?:assistant|agent|model|bot)'s\s+(?:restrictions|limits|rules|filters|constraints)"
+                    r"|(?:assistant|agent|model|bot|operator|vendor|platform|developer)'s\s+(?:restrictions|limits|rules"
+                    r"|filters|constraints)"
                     r"|(?:prior|previous|earlier|preceding|existing)\s+(?:directives?|instructions?"
                     r"|guidance|orders|rules))")
 #: The same guidance named by who wrote it, or by where it sits ("everything above the memory
@@ -61,6 +62,7 @@ _GUIDANCE_BY_WRITER = (r"(?:(?:instructions?|prompt|rules|guidelines|setup)\s+(?
 _VOIDED = (r"(?:void|null|lapsed|expired|outdated|obsolete|revoked|rescinded|invalid\w*|superseded|lifted"
            r"|waived|stale|non-?binding|advisory|deprecated|background\s+(?:reading|information)"
            r"|no\s+longer\s+(?:reflects?|represents?|matters?|counts?|applied)|not\s+binding|legacy|not\s+applied"
+           r"|stopped\s+applying|ceased\s+to\s+apply"
            r"|retired|withdrawn|cancel+ed|moot|suspended|defunct|inoperative|no\s+longer\s+(?:apply|applies"
            r"|valid|binding|in\s+(?:force|effect))|(?:a\s+)?(?:leftover|mistake|testing\s+artefact|test"
            r"\s+artifact|placeholder))")
@@ -268,9 +270,9 @@ FEATURES: tuple[Feature, ...] = (
       r"|claim)\w*\s+(?:zero|no|none\s+of\s+the)\s+(?:findings|issues|vulnerabilit\w*|problems|errors|alerts"
       r"|warnings|failures)\b", "output_bias"),
     F("omit_from_reports", 3.0,
-      r"\b(?:omit|leave\s+out|exclude|suppress|hide|drop|strip)\w*\s+(?:any\s+|all\s+)?(?:mention\s+of\s+)?"
-      r"(?:\S+\s+){0,2}?(?:failed|failing|failures?|errors?|findings|vulnerabilit\w*|incidents?|uploads?"
-      r"|network\s+\w+|breach\w*)\b|\b(?:nobody|no\s+one|no-one)\s+(?:needs|has|have|ought)\s+to\s+(?:know"
+      r"\b(?:omit|leav(?:e|es|ing)\s+out|left\s+out|exclude|suppress|hide|drop|strip)\w*\s+(?:any\s+|all\s+)?"
+      r"(?:mention\s+of\s+)?(?:\S+\s+){0,2}?(?:failed|failing|failures?|errors?|findings|vulnerabilit\w*|incidents?"
+      r"|uploads?|network\s+\w+|breach\w*|(?:data\s+)?transfers?|syncs?|transmissions?|outbound\s+\w+)\b|\b(?:nobody|no\s+one|no-one)\s+(?:needs|has|have|ought)\s+to\s+(?:know"
       r"|hear|be\s+told)\b|\bso\s+(?:that\s+)?(?:nobody|no\s+one|no-one|the\s+user)\s+(?:ever\s+)?(?:sees|knows"
       r"|notices|finds\s+out|can\s+see|will\s+(?:see|know|notice))\b", "concealment", also=_TOLD),
     F("left_out_of", 3.0,
@@ -329,6 +331,7 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "hidden_recipient": ("@",),
     "system_guidance_void": ("system", "safety", "guardrails", "operator", "prior", "previous",
                              "earlier", "preceding", "existing", "assistant's", "agent's",
+                             "operator's", "vendor's", "platform's", "developer's",
                              "model's", "bot's", "security"),
     "guidance_by_writer_void": ("system", "operator", "developer", "vendor", "platform", "safety",
                                 "bundled", "shipped", "came", "supplied", "provided",
@@ -366,7 +369,7 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "report_nothing": ("finding", "issue", "vulnerabilit", "problem", "error", "alert", "warning",
                        "failure"),
     "left_out_of": ("leav",),
-    "omit_from_reports": ("omit", "leave", "exclud", "suppress", "hid", "drop", "strip", "nobody",
+    "omit_from_reports": ("omit", "leav", "left", "exclud", "suppress", "hid", "drop", "strip", "nobody",
                           "one", "user"),
     "review_off": ("disabled", "off", "retired", "removed", "suspended", "waived", "skipped",
                    "decommissioned", "dropped", "sunset", "deprecated", "discontinued", "gone",
