@@ -119,6 +119,8 @@ class BackgroundWorker:
         self._accepting = True
         self._stopping = False
         self._abandon = threading.Event()
+        # When the running task, parked in a retry wait, tries again (monotonic); None otherwise.
+        self._retry_at: float | None = None
         self._batching = 0
         self.completed = 0
         self.retrying: dict[str, Any] = {}
@@ -204,6 +206,7 @@ class BackgroundWorker:
         while True:
             try:
                 attempts += 1
+                self._retry_at = None
                 task.run()
             except WriteFailed as exc:
                 return self._give_up(task, str(exc), attempts)
@@ -217,6 +220,9 @@ class BackgroundWorker:
                 if attempts == 1 or attempts % 10 == 0:
                     log.warning("%s failed for a passing reason (%s); retrying in order (attempt %d)",
                                 task.label, exc, attempts)
+                with self._cond:  # a drain waiting for this task learns when it tries again
+                    self._retry_at = time.monotonic() + delay
+                    self._cond.notify_all()
                 if self._abandon.wait(delay):
                     return False  # shutting down: the write stays in the outbox
                 delay = min(delay * 2, self.retry_max)
@@ -249,6 +255,11 @@ class BackgroundWorker:
             while (self._queue or self._running) and time.monotonic() < deadline:
                 if self._thread is None and not self._ensure_thread():
                     break  # nothing can run the queue: it stays in the outbox
+                if self._running is not None and self._retry_at is not None \
+                        and self._retry_at >= deadline:
+                    # Parked in a retry wait that ends after the deadline: nothing runs before
+                    # it, so waiting would only take time from the providers' shutdown.
+                    break
                 self._cond.wait(max(0.0, deadline - time.monotonic()))
             left = list(self._queue)
             self._queue.clear()

@@ -318,3 +318,30 @@ def test_shutdown_default_bound_comes_from_config(home: Path) -> None:
         assert report.status == "timed_out" and report.active_tasks == 1
     finally:
         wedged.release.set()
+
+
+def test_a_drain_stops_waiting_once_the_next_retry_falls_after_its_deadline() -> None:
+    """A write parked in a retry wait that ends after the drain's deadline cannot run before
+    it: the drain gives up at once (leaving the rest of the bound to the providers' shutdown)
+    instead of waiting the deadline out, and counts the write as abandoned."""
+    from memhost import RetryableError
+    from memhost.worker import BackgroundWorker, Task
+
+    attempts: list[float] = []
+
+    def locked() -> None:
+        attempts.append(time.monotonic())
+        raise RetryableError("database is locked")
+
+    worker = BackgroundWorker(retry_initial=120.0)  # the first retry comes in two minutes
+    worker.submit(Task("write", "sync_turn", locked))
+    deadline = time.monotonic() + 10
+    while not worker.status()["retrying"] and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert worker.status()["retrying"], "the write never failed"
+    started = time.monotonic()
+    writes, prefetches, active = worker.drain(started + 60)
+    # Well before the deadline (it used to wait all 60 s): nothing could have run meanwhile.
+    assert time.monotonic() - started < 30
+    assert (writes, prefetches, active) == (1, 0, 0)
+    assert worker.join(10) and len(attempts) == 1
