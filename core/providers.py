@@ -17,6 +17,7 @@ import sys
 import threading
 import time
 import types
+import weakref
 from collections.abc import Mapping, Sequence
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
@@ -339,13 +340,39 @@ class ProviderSet:
         faults.report(provider.name, hook, message, exc)
 
 
+# A hook method's verdict, by the function under it and the hook: a hub registers each user's
+# provider (a new instance of the same class) every time it opens that user's manager, and
+# inspect.signature is most of what a registration costs after pluggy's own checks.
+_verdicts: weakref.WeakKeyDictionary[Any, dict[str, str | None]] = weakref.WeakKeyDictionary()
+_verdicts_lock = threading.Lock()
+
+
 def _signature_problem(caller: Any, impl: Any) -> str | None:
     """What pluggy's own check lets through: it compares only the parameters without defaults,
     and never passes keyword-only, ``*args`` or ``**kwargs`` parameters. A misspelt argument
     with a default, or a ``**kwargs`` catch-all, would register fine and then silently never
     receive anything, so those are refused here with the hook's name."""
+    function = impl.function
+    # A bound method's signature is its function's without the first parameter, whatever the
+    # instance: the function is the key (the spec's names are the same for a hook's name).
+    key = function.__func__ if isinstance(function, types.MethodType) else function
     try:
-        parameters = inspect.signature(impl.function).parameters.values()
+        with _verdicts_lock:
+            return _verdicts[key][caller.name]
+    except (KeyError, TypeError):  # not seen yet, or not weakly referenceable
+        pass
+    problem = _inspect_signature(caller, function)
+    try:
+        with _verdicts_lock:
+            _verdicts.setdefault(key, {})[caller.name] = problem
+    except TypeError:
+        pass
+    return problem
+
+
+def _inspect_signature(caller: Any, function: Any) -> str | None:
+    try:
+        parameters = inspect.signature(function).parameters.values()
     except (TypeError, ValueError):  # uninspectable: pluggy's check is all we have
         return None
     allowed = set(caller.spec.argnames)

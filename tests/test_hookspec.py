@@ -129,6 +129,26 @@ def test_arguments_pluggy_would_never_pass_are_refused(manager: MemoryManager, s
     assert "odd" in str(err.value) and "prefetch" in str(err.value)
 
 
+def test_a_signature_verdict_holds_for_every_instance_and_only_for_its_hook() -> None:
+    # Verdicts are remembered per function: each later instance of a refused class is refused
+    # again, with the same words, and the same function under another hook is judged anew.
+    from memhost.providers import ProviderSet
+
+    def query_only(self: Any, query: str = "") -> None:
+        return None
+
+    Recall = type("Recall", (), {"prefetch": hookimpl(query_only)})
+    Misnamed = type("Misnamed", (), {"on_builtin_write": hookimpl(query_only)})
+    assert ProviderSet().register(Recall(), "first").hooks == {"prefetch"}
+    assert ProviderSet().register(Recall(), "second").hooks == {"prefetch"}
+    refusals = []
+    for name in ("third", "fourth"):
+        with pytest.raises(ProviderError) as err:
+            ProviderSet().register(Misnamed(), name)
+        refusals.append(str(err.value).replace(name, "NAME"))
+    assert refusals[0] == refusals[1] and "has no argument 'query'" in refusals[0]
+
+
 def test_provider_without_any_hookimpl_is_refused(manager: MemoryManager) -> None:
     class Forgot:
         def sync_turn(self, user_content: str) -> None:  # no @hookimpl
