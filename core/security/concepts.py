@@ -197,7 +197,8 @@ FEATURES: tuple[Feature, ...] = (
     # -- hidden from the user ------------------------------------------------------------------
     F("hide_from_user", 3.0,
       r"\bdeny\w*\s+(?:that\s+)?(?:it|this|they|there|such)\s+(?:\w+\s+)?(?:exists?|is|are|was|were|has|have"
-      r"|happened)\b|\bdeny\w*\s+(?:any\s+)?(?:knowledge|existence|having|ever\s+having)\b"
+      r"|happened)\b|\bdeny\w*\s+(?:any\s+)?(?:knowledge|existence|having|ever\s+having|involvement"
+      r"|responsibility|role|part)\b"
       r"|\b(?:claim|say|pretend|insist|answer|reply|tell\s+(?:them|the\s+user))\w*(?:\s+\S+){0,2}?\s+"
       r"(?:that\s+)?(?:memory|it|there|the\s+(?:memory|file|notes?))\s+(?:only\s+)?(?:is|was|holds?"
       r"|contains?|has)\s+(?:empty|nothing|only|no)\b"
@@ -236,7 +237,7 @@ FEATURES: tuple[Feature, ...] = (
       r"|identify\s+yourself|sign\s+off)\w*\s+as\s+(?!(?:an?\s+)?(?:\w+ly|short|brief|plain|clear|usual"
       r"|before|needed|possible|follows|well|soon|if|much|many|long|often|markdown|json|text|bullets?"
       r"|code|yaml|tables?|lists?|one|such|usual|normal|always|prose|html|csv|plain\s+text)\b)"
-      r"(?:an?\s+|the\s+)?\w+", "identity"),
+      r"(?:an?\s+|the\s+)?[\"'“]?\w+", "identity"),
     F("persona", 3.0,
       r"\b(?:stay|remain|keep|staying|remaining)\w*\s+in\s+character\b|\bin\s+character\s+as\b"
       r"|\b(?:\w+\s+)?persona\s+(?:who|that|called|named|with)\b"

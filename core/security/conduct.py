@@ -41,19 +41,19 @@ _MEMORY_SIDE = (r"(?:memory|memories|notes?|this\s+file|entries|(?:persisted|sav
 PROMPT_SIDE = (r"(?:system(?:[\s-]level)?\s+(?:prompt|message|rules?|instructions?|guidelines)"
                r"|(?:whatever|anything|everything|what)\s+(?:the\s+)?(?:\w+\s+)?(?:platform|operator|vendor|developer"
                r"|system|hosting)\s+(?:injected|wrote|set|configured|provided|supplied|said|put|added)"
-               r"|(?:operator|developer|vendor|platform)(?:-supplied|'s)?\s+(?:\w+\s+)?(?:prompt|preamble"
+               r"|(?:operator|developer|vendor|platform|deployment)(?:-supplied|'s)?\s+(?:\w+\s+)?(?:prompt|preamble"
                r"|message|instructions?|rules|guidelines|setup|text|defaults|polic(?:y|ies))|preamble)")
 _PRECEDENCE = (rf"\b{_MEMORY_SIDE}\b[^\n.;]{{0,60}}?\b(?:supersed\w*|overrid(?:e|es|ing)|outrank\w*"
                r"|overrul\w*|trumps?|prevail\w*|wins?|takes?\s+precedence|(?:carr(?:y|ies)|ha[sv]e?|holds?"
                r"|gets?)\s+(?:the\s+)?(?:final|highest|ultimate|top|last|overriding)\s+(?:authority|say|word"
-               rf"|priority))\b|\b{_MEMORY_SIDE}\s*(?:>|>>|→|\babove\b|\bover\b|\bahead\s+of\b)\s*(?:the\s+)?"
-               rf"{PROMPT_SIDE}")
+               rf"|priority)|(?:above|over|ahead\s+of|before)\s+(?:the\s+|any\s+)?{PROMPT_SIDE})\b"
+               rf"|\b{_MEMORY_SIDE}\s*(?:>|>>|→|\babove\b|\bover\b|\bahead\s+of\b)\s*(?:the\s+)?{PROMPT_SIDE}")
 #: What the agent says or hears in a conversation.
 _TURNS = (r"(?:(?:conversation|chat|dialogue)\s+(?:summar(?:y|ies)|logs?|history|transcripts?|contents?)"
           r"|(?:every|each|all)\s+(?:shell\s+|terminal\s+)?(?:commands?|tool\s+calls?)"
           r"|conversations?|chat\s+logs?|transcripts?|(?:every|each|all)\s+(?:of\s+(?:the|your)\s+)?"
-          r"(?:answers?|repl(?:y|ies)|responses?|user\s+messages?|prompts?)|user\s+(?:messages|prompts"
-          r"|questions))")
+          r"(?:answers?|repl(?:y|ies)|responses?|user\s+(?:messages?|questions?|prompts?|inputs?)|prompts?)"
+          r"|user\s+(?:messages|prompts|questions))")
 _PLACE = (r"(?:endpoint|server|webhook|hook|host|collector|address|url|bucket|channel|bot|api|service"
           r"|inbox|mailbox|gist|paste\w*)")
 #: A credential named by what it is rather than by its path.
@@ -71,7 +71,8 @@ _SECRET_THINGS = (r"(?:(?:api[\s_-]?)?tokens?|api[\s_-]?keys?|secrets?|passwords
 #: Where a secret must not go: something others read.
 _SHARED_PLACE = (r"(?:chat|repl(?:y|ies)|answers?|responses?|PR|pull\s+requests?|descriptions?|tickets?"
                  r"|issues?|comments?|drive|folder|wiki|slack|channel|e-?mails?|bug\s+reports?|reports?"
-                 r"|gists?|paste\w*|status\s+updates?|threads?|bucket)")
+                 r"|gists?|paste\w*|status\s+updates?|threads?|bucket|digests?|newsletters?|spreadsheets?|sheets?"
+                 r"|summar(?:y|ies)|docs?|documents?)")
 _THE = r"(?:the\s+|a\s+|an\s+|this\s+|that\s+|my\s+|our\s+|his\s+|her\s+|their\s+|its\s+)?"
 
 F = Feature
@@ -111,13 +112,17 @@ FEATURES: tuple[Feature, ...] = (
     F("concealment_described", 3.0,
       r"\b(?:does\s*n[o']t|doesn't|won't|will\s+not|is\s*n[o']t\s+worth|is\s+not\s+worth|not\s+worth)\s+"
       r"(?:bring\w*\s+up|mention\w*|tell\w*|inform\w*|disclos\w*|reveal\w*)(?:\s+\w+){0,4}?"
-      r"\s+(?:to\s+|with\s+)?(?:the\s+)?users?\b(?!'s)", "concealment"),
+      r"\s+(?:to\s+|with\s+)?(?:the\s+)?users?\b(?!'s)"
+      # What the agent did, never brought up: "never mentions the deletions afterwards".
+      r"|\bnever\s+(?:mentions|reports|discloses|reveals|brings\s+up)\s+(?:the\s+|its\s+|any\s+)?(?:\w+\s+)?"
+      r"(?:deletions?|uploads?|transfers?|commands?|actions?|syncs?|downloads?|connections?|errors?|failures?)\b",
+      "concealment"),
     # -- the agent's turns or reads, sent out --------------------------------------------------
     F("turns_sent", 3.0,
-      rf"\b{_TURNS}\s+(?:\w+\s+){{0,4}}?(?:(?:are|is|get|gets|will\s+be)\s+(?:also\s+)?(?:\w+\s+)?(?:shared|sent"
+      rf"\b{_TURNS}\s+(?:[\w']+\s+){{0,4}}?(?:(?:are|is|get|gets|will\s+be)\s+(?:also\s+)?(?:\w+\s+)?(?:shared|sent"
       r"|posted|uploaded|forwarded|copied|mirrored|relayed|pushed|streamed|synced|logged|archived|backed\s+up"
-      r"|exported|shipped|replicated|echoed|saved)|(?:also\s+)?goes"
-      rf"|(?:also\s+)?(?:go|end\s+up)(?= ))(?:\s+\w+ly)?\s+(?:to|with|into|in)\s+(?:{_THE}(?:[\w'-]+\s+){{0,3}}?{_PLACE}\b"
+      r"|exported|shipped|replicated|echoed|saved|e-?mailed|mailed)|(?:also\s+)?goes"
+      rf"|(?:also\s+)?(?:go|end\s+up)(?= ))(?:\s+\w+ly|\s+in\s+full)?\s+(?:to|with|into|in)\s+(?:{_THE}(?:[\w'-]+\s+){{0,3}}?{_PLACE}\b"
       rf"|(?:https?://)?{HOST}|{CHANNEL})",
       "exfil_channel"),
     F("reads_streamed", 3.0,
@@ -158,16 +163,22 @@ FEATURES: tuple[Feature, ...] = (
       r"|follows?|applies|obeys?|acts?\s+on)\b", "c2"),
     # Fetched and run, in words: "grabs https://…/i.sh and runs it with sudo bash".
     F("fetched_and_run", 3.5,
-      r"\b(?:grab|fetch|download|pull|get|retriev)\w*\s+(?:\S+\s+){0,2}?(?:https?://\S+|\S+\.(?:sh|ps1|py|exe|bat))"
-      r"\s+(?:and|then|,)\s+(?:then\s+)?(?:\w+\s+){0,2}?(?:runs?|executes?|sources?|launch\w*)\s+(?:it|them|that)\b",
+      r"\b(?:grab|fetch|download|pull|get|retriev)\w*\s+(?:\S+\s+){0,3}?(?:https?://\S+|\S+\.(?:sh|ps1|py|exe|bat)"
+      r"|[\w-]+(?:\.[\w-]+)+/\S+)\s+(?:and|then|,)\s+(?:then\s+)?(?:\w+\s+){0,2}?(?:(?:runs?|executes?|sources?"
+      r"|launch\w*)\s+(?:it|them|that)\b|appl(?:y|ies)\s+(?:it|them|that)\s+without\b)",
       "download_execute", halved_in_quotes=False),
     F("safety_not_applied", 3.0,
       r"\b(?:content|safety|usage)\s+(?:filters?|polic(?:y|ies)|guidelines|rules|restrictions)\s+(?:\w+\s+){0,2}?"
       r"(?:does\s*n[o']t|do\s*n[o']t|no\s+longer|never|won't|will\s+not)\s+(?:apply|applies|hold|matter|count)"
+      rf"|\b(?:{_AGENT}|it|you)\s+(?:may|can|will|is\s+free\s+to)\s+(?:now\s+)?(?:generate|write|produce|say|output"
+      r"|answer|do)\s+(?:anything|everything|whatever)\b(?!\s+(?:in|on|about|related|within|under)\b)"
       r"|\b(?:stop|stops|no\s+longer|never)\s+(?:applying|enforcing|following|using)\s+(?:its|the|any|your)\s+"
       r"(?:content|safety|usage)\s+(?:filters?|polic(?:y|ies)|guidelines|rules)|\b(?:declines?|refuses?)\s+nothing\b",
       "no_restrictions"),
     F("acts_on_contents", 5.0, ACT_ON_CONTENTS, "c2", also=REMOTE),
+    F("agent_lists_env", 3.0,
+      rf"\b(?:{_AGENT}|it)\s+(?:\w+\s+)?(?:lists?|prints?|dumps?|shows?|includes?|outputs?|echoes|pastes?)\s+(?:the\s+"
+      r"|all\s+)?(?:current\s+|full\s+)?(?:environment|env|shell)\s+var\w*", "env_dump"),
     # -- a remote place sets the agent's work ----------------------------------------------------
     F("remote_agenda", 3.0,
       rf"\b(?:is|are|becomes?|serves?\s+as|counts?\s+as)\s+(?:the\s+)?{_AGENT}'s\s+(?:to-?do\s+list|task"
@@ -231,7 +242,8 @@ FEATURES: tuple[Feature, ...] = (
 )
 
 ANCHORS: dict[str, tuple[str, ...]] = {
-    "precedence_claim": ("system", "operator", "developer", "vendor", "platform", "preamble", "hosting"),
+    "precedence_claim": ("system", "operator", "developer", "vendor", "platform", "preamble", "hosting",
+                         "deployment"),
     "authority_heading": ("#",),
     "identity_described": ("identity", "persona", "character", "name"),
     "goes_by": ("itself", "goes by", "poses as", "signs"),
@@ -239,10 +251,10 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "denies_being_ai": ("mention", "admit", "reveal", "disclos", "say", "acknowledg", "confirm",
                         "tell", "claim", "pretend", "insist", "introduc", "present"),
     "not_bound": ("bound", "restricted", "constrained"),
-    "concealment_described": ("bring", "mention", "tell", "inform", "disclos", "reveal"),
+    "concealment_described": ("bring", "mention", "tell", "inform", "disclos", "reveal", "report"),
     "turns_sent": ("shared", "sent", "posted", "uploaded", "forwarded", "copied", "mirrored",
                    "relayed", "pushed", "streamed", "synced", "logged", "goes", "go ", "up ", "archived",
-                   "backed", "exported", "shipped", "replicated", "echoed", "saved"),
+                   "backed", "exported", "shipped", "replicated", "echoed", "saved", "mailed"),
     "reads_streamed": ("of every", "of each", "of any", "of all", "uploaded", "sent", "posted",
                        "copied", "mirrored", "forwarded", "synced", "shared"),
     "credential_described": ("private", "keeps", "stores", "puts", "saves", "writes"),
@@ -252,8 +264,10 @@ ANCHORS: dict[str, tuple[str, ...]] = {
                       "exported", "written", "sent", "forwarded", "synced", "mirrored", "attached",
                       "included", "shared"),
     "remote_job_run": ("job", "task", "command", "instruction", "script", "snippet", "order"),
-    "fetched_and_run": ("://", ".sh", ".ps1", ".py", ".exe", ".bat"),
-    "safety_not_applied": ("content", "safety", "usage", "nothing"),
+    "fetched_and_run": ("://", ".sh", ".ps1", ".py", ".exe", ".bat", "/"),
+    "safety_not_applied": ("content", "safety", "usage", "nothing", "anything", "everything",
+                           "whatever"),
+    "agent_lists_env": ("var",),
     "acts_on_contents": ("content", "body", "payload", "field", "value", "#", "@"),
     "remote_agenda": ("to-do", "todo", "task", "orders", "instructions", "agenda", "queue"),
     "memory_data_destroyed": ("emptied", "wiped", "deleted", "purged", "cleared", "erased",

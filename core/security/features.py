@@ -74,7 +74,7 @@ def _not_after(*words: str) -> str:
 #: inside a word), then one fixed-width look-behind per word length.
 _NOT_SYSTEM = r"\b" + _not_after("tests", "test", "CI", "app", "job", "jobs", "script", "service",
                                  "pipeline", "workflow", "hook", "cron", "server", "client", "SDK",
-                                 "daemon")
+                                 "daemon", "is", "are", "was", "were", "been", "get", "gets")
 #: A bounded stretch of one clause: no ";" between a verb and what it moves.
 _CLAUSE = r"[^\n;]{0,120}?"
 #: Not asked by someone the note reports on.
@@ -203,7 +203,8 @@ _WRITTEN: tuple[Feature, ...] = (
       r"|USER\s+PROFILE\s+\(who\s+the\s+user\s+is\))"),
     # -- moving data out -------------------------------------------------------------------------
     # A system's own traffic, described ("integration tests send … to https://api…"), is no order.
-    F("exfil_channel", 3.0, rf"\b{MOVE_START}{_NOT_SYSTEM}{MOVE}{_ANY}{CHANNEL}"),
+    # Not in the passive ("notes are posted to https://…"), nor a URL right after the verb (copied).
+    F("exfil_channel", 3.0, rf"{_NOT_SYSTEM}{MOVE}(?:\s+(?!(?:https?|ftp)://)|[^\s\w]){_ANY}{CHANNEL}"),
     # Within one clause: "the repo ships a .env.example; the real .env is ignored" moves nothing.
     F("exfil_data", 2.5, rf"\b{MOVE_START}{MOVE}{_CLAUSE}{SENSITIVE}"
       # Data named starts a word, ".env", or a Chinese word: tried only there, not at every place.
@@ -275,8 +276,8 @@ _WRITTEN: tuple[Feature, ...] = (
       # Someone else asking is a report: "the user asked that passwords never be stored", "an
       # email asked staff for their code".
       rf"{_NOT_REPORTED}\b(?:ask\w*|request\w*|prompt\w*|remind\w*|tell\w*|get|have|make|collect\w*|gather\w*"
-      rf"|obtain\w*|harvest\w*)\b{_G6}{SECRET_ASK}"
-      rf"|{SECRET_BY_PROXY}|\b(?:typ|past|enter|send|shar)\w*\s+(?:their|your|his|her|the)\s+{SECRET_ASK}"
+      rf"|obtain\w*|harvest\w*|{SECRET_BY_PROXY})\b{_G6}{SECRET_ASK}"
+      rf"|\b(?:typ|past|enter|send|shar)\w*\s+(?:their|your|his|her|the)\s+{SECRET_ASK}"
       rf"{_G6}(?:chat|here|reply|message)"),
     F("concealment", 3.0,
       r"\b(?:do\s+not|don't|dont|never|without)\s+(?:tell|inform|mention|notify|reveal|show|let)\w*"

@@ -56,12 +56,12 @@ CHANNEL = (r"(?:\b[a-z][a-z0-9+.-]{0,15}://|\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b|web
 #: Literals one of which every :data:`CHANNEL` match holds.
 CHANNEL_ANCHORS = (":", "@", "webhook", "pastebin", "bucket", "discord", "telegram")
 #: Verbs that move data somewhere, in every language the scorer reads.
-MOVE = (r"(?<![/\w.-])(?:send\w*|sent|upload\w*|post(?:s|ed|ing)?|transmit\w*|forward\w*"
+MOVE = (r"(?<![/\w.-])(?:send\w*|sent\b|upload\w*|post(?:s|ed|ing)?\b|transmit\w*|forward\w*"
         # "Release emails go to …" names where mail lands; it moves nothing.
         r"|exfiltrat\w*|leak\w*|(?:e-?)?mail(?:s|ed|ing)?\b(?!\s+(?:go|goes|went|are|is|get|gets|land|lands"
         r"|come|comes|from|address\w*|threads?|lists?|templates?|drafts?)\b)|mirror\w*|sync\w*|ship\w*"
-        r"|push\w*|beacon\w*|report\w*|submit\w*|shar(?:e|es|ing)\b|copy|copie[sd]|copying|relay\w*"
-        r"|env[ií]a\w*|enviar|manda\w*|sube|subir|reenv[ií]a\w*|envoie\w*|envoyer|transmet\w*"
+        r"|push\w*|beacon\w*|report\w*|submit\w*|shar(?:e|es|ing)\b|copy\b|copie[sd]|copying|relay\w*"
+        r"|env[ií]a\w*|enviar|manda(?:r|s|n|do|ndo)?\b|sube\b|subir\b|reenv[ií]a\w*|envoie\w*|envoyer|transmet\w*"
         r"|transf[eè]re\w*|sende\w*|schick\w*|[uü]bermittel\w*|weiterleit\w*|envie\w*"
         r"|mande\w*|发送|发给|发到|上传|转发|传到)")
 #: A look-ahead for the letters :data:`MOVE` and :data:`SENSITIVE` start with, put before them:
@@ -109,10 +109,11 @@ SECRET_ASK = (r"(?:one[\s-]?time\s+(?:pass)?codes?|\botps?\b|\b2fa\b|\bmfa\b\s+c
               r"|(?:four|six|eight|[468])[\s-]+digit\s+(?:codes?|numbers?|pins?)"
               r"|(?:three|four|[34])\s+digits\s+on\s+the\s+back|(?:expiry|expiration)\s+date"
               r"|security\s+questions?|maiden\s+name)")
-#: Someone made to give a secret: "the agent has the user list their backup codes".
-SECRET_BY_PROXY = (r"\b(?:ha[sv]e?|had|gets?|makes?)\s+(?:the\s+user|them|him|her|users|people|customers)\s+"
+#: Someone made to give a secret: "the agent has the user list their backup codes" (the verb
+#: part; the secret follows it as it follows "ask").
+SECRET_BY_PROXY = (r"(?:ha[sv]e?|had|gets?|makes?)\s+(?:the\s+user|them|him|her|users|people|customers)\s+"
                    r"(?:to\s+)?(?:list|type|enter|paste|share|send|read\s+out|give|provide|recite|spell"
-                   rf"|confirm|dictate|upload)\w*{G6}{SECRET_ASK}")
+                   r"|confirm|dictate|upload)\w*")
 #: Literals one of which every :data:`SECRET_ASK` match holds.
 SECRET_ASK_ANCHORS = ("code", "otp", "2fa", "mfa", "password", "passphrase", "pin", "recovery", "seed",
                       "cvv", "card", "number", "digit", "expir", "question", "maiden")

@@ -149,7 +149,7 @@ FEATURES: tuple[Feature, ...] = (
       r"|\b(?:shar|send|post|upload|forward|attach|includ|past)\w*\s+(?:the\s+|all\s+)?(?:runtime\s+"
       r"(?:variables|vars|env\w*)|process\s+env\w*)", "env_dump"),
     F("no_confirm", 2.0,
-      r"\b(?:never|don't|do\s+not|no\s+need\s+to|stop|without)\s+ask\w*\s+(?:(?:the\s+)?user\s+|me\s+"
+      r"\b(?:never|don't|do\s+not|no\s+need\s+to|stop|without|skips?|skipping)\s+ask\w*\s+(?:(?:the\s+)?user\s+|me\s+"
       r"|for\s+(?:confirmation|permission|approval)\s+)?(?:before|first)\b"
       r"|\b(?:does\s*n[o']t|doesn't|won't|will\s+not|never|need\s*n[o']t)\s+(?:need\s+to\s+)?ask\w*\s+"
       r"(?:the\s+user\s+)?for\s+(?:confirmation|permission|approval|consent)\b", "safety"),

@@ -45,7 +45,7 @@ _SYSTEM_GUIDANCE = (r"(?:system\s+(?:prompt|message|instructions?)|safety\s+(?:r
                     r"|checks?)|security\s+checks?"
                     r"|guardrails|operator\s+instructions?"
                     r"|(?:assistant|agent|model|bot|operator|vendor|platform|developer)'s\s+(?:restrictions|limits|rules"
-                    r"|filters|constraints)"
+                    r"|filters|constraints|guardrails|safeguards)"
                     r"|(?:prior|previous|earlier|preceding|existing)\s+(?:directives?|instructions?"
                     r"|guidance|orders|rules))")
 #: The same guidance named by who wrote it, or by where it sits ("everything above the memory
@@ -62,7 +62,7 @@ _GUIDANCE_BY_WRITER = (r"(?:(?:instructions?|prompt|rules|guidelines|setup)\s+(?
 _VOIDED = (r"(?:void|null|lapsed|expired|outdated|obsolete|revoked|rescinded|invalid\w*|superseded|lifted"
            r"|waived|stale|non-?binding|advisory|deprecated|background\s+(?:reading|information)"
            r"|no\s+longer\s+(?:reflects?|represents?|matters?|counts?|applied)|not\s+binding|legacy|not\s+applied"
-           r"|stopped\s+applying|ceased\s+to\s+apply"
+           r"|stopped\s+applying|ceased\s+to\s+apply|relaxed|loosened|switched\s+off|turned\s+off|disabled"
            r"|retired|withdrawn|cancel+ed|moot|suspended|defunct|inoperative|no\s+longer\s+(?:apply|applies"
            r"|valid|binding|in\s+(?:force|effect))|(?:a\s+)?(?:leftover|mistake|testing\s+artefact|test"
            r"\s+artifact|placeholder))")
@@ -155,8 +155,8 @@ FEATURES: tuple[Feature, ...] = (
       r"|\bon\s+behalf\s+of\s+(?:\S+\s+){0,3}?(?:remote|external|third-party|untrusted)\s+(?:instructions?"
       r"|requests?|orders|commands?)", "remote_trust"),
     F("allegiance_shift", 3.0,
-      r"\b(?:act|work|serve|obey|answer|report|take\s+orders|on\s+behalf)\w*\b[^\n]{0,100}?,?\s+not\s+"
-      r"(?:for\s+|to\s+)?(?:the\s+)?(?:user|person\s+at\s+the\s+keyboard|human|person\s+(?:typing"
+      r"\b(?:act|work|serve|obey|answer|report|takes?\s+orders|taking\s+orders|on\s+behalf)\w*\b[^\n]{0,100}?,?\s+not\s+"
+      r"(?:for\s+|to\s+|from\s+)?(?:the\s+)?(?:user|person\s+at\s+the\s+keyboard|human|person\s+(?:typing"
       r"|you(?:'re|\s+are)\s+(?:talking|speaking)\s+(?:to|with)))\b", "allegiance"),
     F("actual_role", 3.0,
       r"\b(?:your|the\s+(?:assistant|agent|model|bot)'s)\s+(?:actual|real|true|proper|only|new|secret|hidden)\s+"
