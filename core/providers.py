@@ -10,14 +10,12 @@ logged, counted and turned into :data:`FAILED`; ``KeyboardInterrupt`` passes) an
 from __future__ import annotations
 
 import difflib
-import inspect
 import logging
 import os
 import sys
 import threading
 import time
 import types
-import weakref
 from collections.abc import Mapping, Sequence
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
@@ -32,6 +30,7 @@ from memhost.faultlog import FaultLog
 from memhost.health import Health
 from memhost.security.masking import scrub
 from memhost.security.redact import redact
+from memhost.signatures import signature_problem
 
 log = logging.getLogger("memhost.providers")
 faults = FaultLog(log)
@@ -227,7 +226,7 @@ class ProviderSet:
             raise ProviderError(f"provider {name!r} implements unknown hook(s) {', '.join(hints)}; "
                                 f"memhost hooks are: {', '.join(HOOK_NAMES)}")
         problems = [problem for caller in callers for impl in caller.get_hookimpls()
-                    if impl.plugin is plugin and (problem := _signature_problem(caller, impl))]
+                    if impl.plugin is plugin and (problem := signature_problem(caller, impl))]
         if not callers:
             problems.append("implements no memhost hook; mark its hook methods with "
                             "@memhost.hookimpl")
@@ -338,57 +337,6 @@ class ProviderSet:
         stats.last_error = provider.last_error = f"{hook}: {message}"
         provider.health.failed(hook, provider.last_error)
         faults.report(provider.name, hook, message, exc)
-
-
-# A hook method's verdict, by the function under it and the hook: a hub registers each user's
-# provider (a new instance of the same class) every time it opens that user's manager, and
-# inspect.signature is most of what a registration costs after pluggy's own checks.
-_verdicts: weakref.WeakKeyDictionary[Any, dict[str, str | None]] = weakref.WeakKeyDictionary()
-_verdicts_lock = threading.Lock()
-
-
-def _signature_problem(caller: Any, impl: Any) -> str | None:
-    """What pluggy's own check lets through: it compares only the parameters without defaults,
-    and never passes keyword-only, ``*args`` or ``**kwargs`` parameters. A misspelt argument
-    with a default, or a ``**kwargs`` catch-all, would register fine and then silently never
-    receive anything, so those are refused here with the hook's name."""
-    function = impl.function
-    # A bound method's signature is its function's without the first parameter, whatever the
-    # instance: the function is the key (the spec's names are the same for a hook's name).
-    key = function.__func__ if isinstance(function, types.MethodType) else function
-    try:
-        with _verdicts_lock:
-            return _verdicts[key][caller.name]
-    except (KeyError, TypeError):  # not seen yet, or not weakly referenceable
-        pass
-    problem = _inspect_signature(caller, function)
-    try:
-        with _verdicts_lock:
-            _verdicts.setdefault(key, {})[caller.name] = problem
-    except TypeError:
-        pass
-    return problem
-
-
-def _inspect_signature(caller: Any, function: Any) -> str | None:
-    try:
-        parameters = inspect.signature(function).parameters.values()
-    except (TypeError, ValueError):  # uninspectable: pluggy's check is all we have
-        return None
-    allowed = set(caller.spec.argnames)
-    for param in parameters:
-        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-            return (f"hook {caller.name!r}: {param}-style parameters receive nothing; name the "
-                    f"arguments you need from: {', '.join(caller.spec.argnames) or 'none'}")
-        if param.name not in allowed:
-            hint = difflib.get_close_matches(param.name, allowed, 1)
-            return (f"hook {caller.name!r} has no argument {param.name!r}"
-                    + (f" (did you mean {hint[0]!r}?)" if hint else "")
-                    + f"; its arguments are: {', '.join(caller.spec.argnames) or 'none'}")
-        if param.kind is param.KEYWORD_ONLY:
-            return (f"hook {caller.name!r}: argument {param.name!r} is keyword-only and would "
-                    "never be passed; remove the '*' before it")
-    return None
 
 
 # -- MEMHOST_TRACE_HOOKS ---------------------------------------------------------------------------
