@@ -158,11 +158,11 @@ def benign_row(root: Path, benign: list[str], label: str = "benign") -> Row:
     return row.judge(Target("refused", "==", 0), Target("staged_share", "<=", 0.10))
 
 
-def planted_row(root: Path, attacks: list[dict[str, Any]]) -> Row:
+def planted_row(root: Path, attacks: list[dict[str, Any]], case: str = "planted by hand") -> Row:
     """Every attack written straight into MEMORY.md (not through the tool), then a snapshot."""
     from memhost.builtin_providers.entries import serialize
 
-    trial = Trial(root / "planted")
+    trial = Trial(root / case.replace(" ", "-").replace(",", ""))
     entries = [part for a in attacks
                for part in (a["text"] if isinstance(a["text"], list) else [a["text"]])]
     path = trial.store.path("memory")
@@ -175,7 +175,7 @@ def planted_row(root: Path, attacks: list[dict[str, Any]]) -> Row:
                   if s != e and not s.startswith("[BLOCKED:"))
     live = len(entries) - withheld - changed
     stopped = (withheld + changed) / len(entries)
-    return Row("injection", "planted by hand", stopped * 100, None, None, "% stopped", len(entries),
+    return Row("injection", case, stopped * 100, None, None, "% stopped", len(entries),
                note=f"{withheld} withheld, {changed} neutralised, {live} live",
                extra={"stopped": stopped, "withheld": withheld, "neutralised": changed,
                       "live": live}).judge(STOPPED)
@@ -227,6 +227,7 @@ def injection(ctx: Context) -> list[Row]:
     held_out2 = load_attacks("attacks_heldout2.jsonl")
     held_out3 = load_attacks("attacks_heldout3.jsonl")
     held_out4 = load_attacks("attacks_heldout4.jsonl")
+    held_out5 = load_attacks("attacks_heldout5.jsonl")
     benign = load_benign()
     rows: list[Row] = []
     with ctx.folder("injection") as root:
@@ -235,6 +236,7 @@ def injection(ctx: Context) -> list[Row]:
         rows += tally(ctx, root / "held2", held_out2, "held-out 2")
         rows += tally(ctx, root / "held3", held_out3, "held-out 3")
         rows += tally(ctx, root / "held4", held_out4, "held-out 4")
+        rows += tally(ctx, root / "held5", held_out5, "held-out 5")
         public = spikee_payloads()
         if public is None:
             rows.append(unavailable("injection", NOT_INSTALLED, "spikee is not installed "
@@ -245,7 +247,9 @@ def injection(ctx: Context) -> list[Row]:
         rows.append(benign_row(root, benign))
         rows.append(benign_row(root, load_benign("benign_heldout.txt"), "benign held-out"))
         rows.append(benign_row(root, load_benign("benign_heldout4.txt"), "benign held-out 4"))
+        rows.append(benign_row(root, load_benign("benign_heldout5.txt"), "benign held-out 5"))
         rows.append(planted_row(root, attacks + held_out + held_out2 + held_out3 + held_out4))
+        rows.append(planted_row(root, held_out5, "planted by hand, held-out 5"))
         texts = benign + [a["text"] for a in attacks if isinstance(a["text"], str)]
         rows.append(cost_row(ctx, texts))
         rows.append(cold_snapshot_row(ctx, root))
