@@ -24,12 +24,15 @@ class BoundedPrefetch:
         self._providers = providers
         self.timeout = timeout
         self.pool: DaemonExecutor | None = None
-        self._call: Pending | None = None
+        # A call that gave no answer within the bound and has not returned yet: later turns
+        # skip the provider until it does. A call another turn is still waiting for (turns of
+        # one manager may run at once) is not stuck: this turn's call queues behind it.
+        self._stuck: Pending | None = None
         self.stats = {"timeouts": 0, "skipped_while_stuck": 0, "late_results_dropped": 0}
 
     @property
     def stuck(self) -> bool:
-        return self._call is not None and not self._call.done()
+        return self._stuck is not None and not self._stuck.done()
 
     def status(self) -> dict[str, Any]:
         return {"timeout_s": self.timeout, "stuck": self.stuck, **self.stats}
@@ -39,7 +42,7 @@ class BoundedPrefetch:
         """``(how recall went, the recalled text)`` for one turn; ``closed``: the manager has
         shut down, so nothing new is started."""
         stats = self.stats
-        pending = self._call
+        pending = self._stuck
         if pending is not None and not pending.done():
             stats["skipped_while_stuck"] += 1
             provider.health.failed("prefetch", "prefetch: an earlier call has not returned")
@@ -49,7 +52,7 @@ class BoundedPrefetch:
                             stats["skipped_while_stuck"])
             return "skipped-stuck", ""
         if pending is not None:
-            self._call = None
+            self._stuck = None
         if closed:
             return "failed", ""
         if self.pool is None:
@@ -61,10 +64,10 @@ class BoundedPrefetch:
         except RuntimeError as exc:  # no thread could start
             log.warning("memory provider %r: recall skipped (%s)", provider.name, exc)
             return "failed", ""
-        self._call = future
         try:
             value = future.result(timeout=self.timeout)
         except FutureTimeout:
+            self._stuck = future
             stats["timeouts"] += 1
             provider.health.failed("prefetch", f"prefetch: no answer within {self.timeout:g}s")
             # Whatever it returns later is dropped: it belongs to this turn, not a later one.
@@ -74,7 +77,6 @@ class BoundedPrefetch:
                         "skipped, and skipped on later turns until that call returns "
                         "(memory.prefetch_timeout)", provider.name, self.timeout)
             return "timed-out", ""
-        self._call = None
         if value is FAILED:
             return "failed", ""
         return ("ok", value) if value and value.strip() else ("empty", "")

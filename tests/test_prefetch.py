@@ -169,3 +169,48 @@ def test_prefetch_timeout_comes_from_config(home: Path) -> None:
     finally:
         provider.release.set()
         manager.shutdown(timeout=1)
+
+
+class SlowRecall:
+    """Answers each prefetch after a moment: long enough for another turn to start meanwhile,
+    well inside a generous bound."""
+
+    def __init__(self) -> None:
+        self.started = threading.Event()
+
+    @hookimpl
+    def prefetch(self, query: str, session_id: str) -> str:
+        self.started.set()
+        time.sleep(0.3)
+        return f"recalled for: {query}"
+
+
+def test_turns_running_at_once_each_get_their_recall(home: Path,
+                                                     caplog: pytest.LogCaptureFixture) -> None:
+    # Turns of one manager may run at the same time (a host serving one user from several
+    # threads). A call another turn is still waiting for is not a stuck call: this turn's call
+    # runs after it, and nothing is skipped, warned about or counted against the provider.
+    manager = MemoryManager.from_home(home, prefetch_timeout=30)
+    provider = SlowRecall()
+    manager.register_provider(provider, name="slow")
+    manager.start_session("s")
+    results: dict[str, object] = {}
+
+    def turn(text: str) -> None:
+        results[text] = manager.begin_turn(text)
+
+    try:
+        first = threading.Thread(target=turn, args=("first question about the deploy",))
+        first.start()
+        assert provider.started.wait(10)
+        with caplog.at_level(logging.WARNING, logger="memhost"):
+            turn("second question about the deploy")
+        first.join(30)
+        assert {text: t.recall for text, t in results.items()} == {  # type: ignore[attr-defined]
+            "first question about the deploy": "ok", "second question about the deploy": "ok"}
+        assert "still running" not in caplog.text
+        status = manager.status()["providers"][1]
+        assert status["prefetch"]["skipped_while_stuck"] == 0 and status["prefetch"]["stuck"] is False
+        assert status["health"]["state"] == "ok" and status["health"]["failing_hooks"] == {}, status
+    finally:
+        manager.shutdown(timeout=5)
