@@ -22,10 +22,8 @@ _verdicts_lock = threading.Lock()
 
 
 def signature_problem(caller: Any, impl: Any) -> str | None:
-    """What pluggy's own check lets through: it compares only the parameters without defaults,
-    and never passes keyword-only, ``*args`` or ``**kwargs`` parameters. A misspelt argument
-    with a default, or a ``**kwargs`` catch-all, would register fine and then silently never
-    receive anything, so those are refused here with the hook's name."""
+    """Why ``impl`` would never receive what it names from hook ``caller`` (a message naming
+    the hook and the parameter), or ``None`` when its signature is fine."""
     function = impl.function
     # A bound method's signature is its function's without the first parameter, whatever the
     # instance: the function is the key (the spec's names are the same for a hook's name).

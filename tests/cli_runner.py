@@ -69,6 +69,17 @@ class _Server:
         line, _, self.buffer = self.buffer.partition(b"\n")
         return json.loads(line)
 
+    def start(self, command: list[str], env: dict[str, str], cwd: str, *, stdin: str,
+              stdout: str, stderr: str) -> int:
+        """Fork ``command`` with its streams on these files (the output files made empty);
+        the child's pid. Its exit status is the next answer."""
+        Path(stdout).write_bytes(b"")
+        Path(stderr).write_bytes(b"")
+        request = {"script": command[0], "args": command[1:], "env": env, "cwd": cwd,
+                   "stdin": stdin, "stdout": stdout, "stderr": stderr}
+        os.write(self.requests, (json.dumps(request) + "\n").encode("utf-8"))
+        return int(self.answer(None)["pid"])
+
     def stop(self) -> None:
         os.close(self.requests)
         try:
@@ -145,13 +156,9 @@ def spawn_memhost(args: list[str] | tuple[str, ...], *, env: dict[str, str], std
         with open(stdout, "wb") as out, open(stderr, "wb") as err:
             return subprocess.Popen(command, env=env, stdout=out, stderr=err,
                                     stdin=subprocess.DEVNULL)
-    Path(stdout).touch()
-    Path(stderr).touch()
-    request = {"script": command[0], "args": command[1:], "env": env, "cwd": os.getcwd(),
-               "stdin": os.devnull, "stdout": str(stdout), "stderr": str(stderr)}
     try:
-        os.write(server.requests, (json.dumps(request) + "\n").encode("utf-8"))
-        pid = server.answer(None)["pid"]
+        pid = server.start(command, env, os.getcwd(), stdin=os.devnull, stdout=str(stdout),
+                           stderr=str(stderr))
     except BaseException:
         server.busy.release()
         raise
@@ -219,13 +226,8 @@ def _forked(server: _Server, command: list[str], env: dict[str, str], input: str
     with tempfile.TemporaryDirectory(prefix="memhost-cmd-") as folder:
         streams = {name: os.path.join(folder, name) for name in ("stdin", "stdout", "stderr")}
         Path(streams["stdin"]).write_text(input or "", encoding="utf-8")
-        Path(streams["stdout"]).touch()
-        Path(streams["stderr"]).touch()
-        request = {"script": command[0], "args": command[1:], "env": env,
-                   "cwd": str(cwd or os.getcwd()), **streams}
-        os.write(server.requests, (json.dumps(request) + "\n").encode("utf-8"))
+        pid = server.start(command, env, str(cwd or os.getcwd()), **streams)
         deadline = time.monotonic() + timeout
-        pid = server.answer(None)["pid"]
         try:
             status = server.answer(deadline)["status"]
         except TimeoutError:
