@@ -3,9 +3,11 @@
 A gateway or a web service keeps one hub for its home. ``hub.manager(user_id)`` is that user's
 :class:`~memhost.MemoryManager`: its builtin memory is in ``<home>/users/<user_id>/``, and its
 external provider serves that user alone (``initialize`` gets the user's folder as ``home`` and
-the id as ``user_id``). What users share is read once: ``config.toml``, ``.env``, provider
-folders; and what a provider shares across its instances, such as the postgres connection pool,
-is shared across users.
+the id as ``user_id``). What users share is read once, when the hub is made or on the first
+opening: ``config.toml``, the provider (found in its folders or entry points) and its runtime
+config (the schema, stored settings and secrets in ``.env``); so a changed setting reaches a
+hub's users when a new hub is made. What a provider shares across its instances, such as the
+postgres connection pool, is shared across users.
 
 At most ``max_open`` managers stay open. Opening one more closes the least recently used one
 that is between turns: its queued writes are delivered within ``memory.shutdown_timeout``, or
@@ -27,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from memhost.config import Config, load_config, validate
+from memhost.discovery.shared import SharedProviderReads
 from memhost.home import config_path, memhost_home
 from memhost.manager import MemoryManager
 from memhost.users import check_user_id, list_users
@@ -62,6 +65,8 @@ class MemoryHub:
         self._sessions: dict[str, tuple[str, str]] = {}  # user -> (session_id, context)
         # Striped, so the locks stay few however many users come and go.
         self._opening = [threading.Lock() for _ in range(OPENING_LOCKS)]
+        # The users' provider, found and configured once (see memhost.discovery.shared).
+        self._provider_reads = SharedProviderReads()
         self._lock = threading.Lock()
         self._closed = False
         self.closed_to_make_room = 0
@@ -87,7 +92,8 @@ class MemoryHub:
                     return manager
                 self._open.pop(user_id, None)
                 session = self._sessions.pop(user_id, None)
-            manager = MemoryManager.from_config(self.home, self.config, user_id=user_id)
+            manager = MemoryManager.from_config(self.home, self.config, user_id=user_id,
+                                                provider_reads=self._provider_reads)
             if session is not None:
                 manager.start_session(session[0], context=session[1])
             with self._lock:

@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memhost.builtin_providers.provider import NAME as BUILTIN
 from memhost.builtin_providers.provider import BuiltinProvider
@@ -41,6 +41,9 @@ from memhost.toolschemas import RESERVED_TOOL_NAMES, shape_tool_schema
 from memhost.turns import NudgeCounter, count_user_turns, flatten_content, is_trivial
 from memhost.users import open_user_home
 from memhost.worker import BackgroundWorker, ShutdownReport, Task
+
+if TYPE_CHECKING:
+    from memhost.discovery.shared import ProviderReads
 
 log = logging.getLogger("memhost")
 
@@ -68,7 +71,8 @@ class MemoryManager(ProviderRegistration):
     """Builtin memory first, then at most one external provider, driven through one session."""
 
     def __init__(self, home: Path, config: Config | None = None, *,
-                 reserved_tools: tuple[str, ...] = (), user_id: str = "") -> None:
+                 reserved_tools: tuple[str, ...] = (), user_id: str = "",
+                 provider_reads: ProviderReads | None = None) -> None:
         #: Where config.toml, .env and provider folders are. ``home`` is where this manager's
         #: memory is: the same folder, or ``<home>/users/<user_id>/`` for one of many users.
         self.settings_home = home
@@ -83,6 +87,7 @@ class MemoryManager(ProviderRegistration):
         self.confirm_callback: ConfirmCallback | None = None
         self.reviewer: Any = None  # set by hosts that run the background review
         self.problems: list[dict[str, str]] = []
+        self._reads = provider_reads
 
         self._providers = ProviderSet()
         self._router = ToolRouter(RESERVED_TOOL_NAMES | set(settings.reserved_tools)
@@ -124,10 +129,12 @@ class MemoryManager(ProviderRegistration):
         return cls.from_config(resolved, config, user_id=user_id)
 
     @classmethod
-    def from_config(cls, home: Path, config: Config, *, user_id: str = "") -> MemoryManager:
+    def from_config(cls, home: Path, config: Config, *, user_id: str = "",
+                    provider_reads: ProviderReads | None = None) -> MemoryManager:
         """:meth:`from_home` with the config already read (a :class:`memhost.MemoryHub`
-        reads it once for all its users)."""
-        manager = cls(home, config, user_id=user_id)
+        reads it once for all its users, and finds and configures their provider once with a
+        :class:`memhost.discovery.SharedProviderReads` as ``provider_reads``)."""
+        manager = cls(home, config, user_id=user_id, provider_reads=provider_reads)
         manager._activate_configured()
         from memhost.review.background import reviewer_from_config
 

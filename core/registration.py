@@ -13,7 +13,7 @@ import copy
 import logging
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memhost.builtin_providers.provider import NAME as BUILTIN
 from memhost.config import Config
@@ -25,6 +25,9 @@ from memhost.outbox import Outbox
 from memhost.providers import FAILED, Provider, ProviderSet
 from memhost.toolrouter import ToolRouter
 from memhost.worker import BackgroundWorker
+
+if TYPE_CHECKING:
+    from memhost.discovery.shared import ProviderReads
 
 log = logging.getLogger("memhost")
 
@@ -46,6 +49,9 @@ class ProviderRegistration:
     _worker: BackgroundWorker
     _external: Provider | None
     _delivery: Delivery | None
+    #: How the configured provider is found and its config read: afresh (``None``), or once
+    #: for all of a hub's users.
+    _reads: ProviderReads | None
 
     def register_provider(self, provider: Any, *, name: str) -> bool:
         """Register an external provider object the host built itself.
@@ -74,8 +80,8 @@ class ProviderRegistration:
 
         before, warned = len(self.problems), False
         try:
-            plugin = discovery.load_provider(
-                name, self.settings_home, timeout=self.config.memory.provider_import_timeout)
+            plugin = self._provider_reads().load(name, self.settings_home,
+                                      timeout=self.config.memory.provider_import_timeout)
             if self.register_provider(plugin, name=name):
                 return
             # Refused or unavailable: _add already logged why; restate it with the config key.
@@ -146,7 +152,12 @@ class ProviderRegistration:
         table = self.config.providers.get(name, {})
         if name == BUILTIN:
             return copy.deepcopy(table)
-        from memhost.discovery import runtime_config
-
         # With a config schema: defaults, stored values and secrets; else the raw table.
-        return runtime_config(name, self.settings_home, table)
+        return self._provider_reads().config(name, self.settings_home, table)
+
+    def _provider_reads(self) -> ProviderReads:
+        if self._reads is None:
+            from memhost.discovery.shared import ProviderReads
+
+            self._reads = ProviderReads()
+        return self._reads

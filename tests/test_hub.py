@@ -184,3 +184,105 @@ def test_close_shuts_wedged_managers_down_together(home: Path) -> None:
     assert all(r.kept_in_outbox == 1 for r in reports.values())
     # One after another this would take 8 bounds (4 s); together it takes about one.
     assert elapsed < 3.0, elapsed
+
+
+# -- what users share is read once -----------------------------------------------------------
+
+SHARED_PROVIDER = """\
+from memhost import hookimpl
+
+
+class Shared:
+    def __init__(self):
+        self.configs = []
+
+    @hookimpl
+    def initialize(self, session_id, home, config):
+        self.configs.append(dict(config))
+        config["region"] = "changed by the provider"  # a provider may change what it is given
+"""
+
+SHARED_SCHEMA = """\
+from memhost.schema import ConfigField, ProviderConfigSchema
+
+CONFIG_SCHEMA = ProviderConfigSchema(
+    name="shared",
+    label="Shared",
+    fields=[ConfigField("region", default="eu-west"),
+            ConfigField("token", kind="secret", env_key="SHARED_TOKEN")],
+)
+"""
+
+
+def write_shared_provider(home: Path) -> None:
+    folder = home / "plugins" / "shared"
+    folder.mkdir(parents=True)
+    (folder / "plugin.toml").write_text(
+        'name = "shared"\nversion = "0.1.0"\ndescription = "records its config"\n'
+        'entry = "provider:Shared"\n', encoding="utf-8")
+    (folder / "provider.py").write_text(SHARED_PROVIDER, encoding="utf-8")
+    (folder / "config_schema.py").write_text(SHARED_SCHEMA, encoding="utf-8")
+
+
+def counting(monkeypatch: pytest.MonkeyPatch, module: object, name: str) -> list[str]:
+    """Record each call of ``module.name`` (by its first argument) and let it through."""
+    calls: list[str] = []
+    real = getattr(module, name)
+
+    def counted(*args: object, **kwargs: object) -> object:
+        calls.append(str(args[0]))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, counted)
+    return calls
+
+
+def test_users_provider_is_found_and_configured_once(home: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from memhost.discovery import scan
+
+    write_shared_provider(home)
+    configure(home, "shared", {"region": "ap-south", "token": "tok-one"})
+    scans = counting(monkeypatch, scan, "discover")
+    reads = counting(monkeypatch, scan, "runtime_config")
+    with MemoryHub(home) as hub:
+        managers = [hub.manager("alice")]
+        managers[0].start_session("chat-alice")
+        first = len(scans)
+        managers += [hub.manager(user) for user in ("bob", "carol")]
+        for memory in managers:
+            memory.start_session(f"chat-{memory.user_id}-2")
+            if memory.user_id != "alice":
+                memory.start_session(f"chat-{memory.user_id}-3")
+        plugins = [memory._external.plugin for memory in managers]  # type: ignore[union-attr]
+    assert first > 0 and len(scans) == first, "the provider's folders were scanned again"
+    assert reads == ["shared"]
+    # Each user has a provider object of their own, and a config of their own: what one
+    # provider did to its config reached no other, nor that provider's next session.
+    assert len({id(plugin) for plugin in plugins}) == 3
+    for plugin in plugins:
+        assert [(c["region"], c["token"]) for c in plugin.configs] == [("ap-south", "tok-one")] * 2
+
+
+def test_a_provider_not_found_is_looked_for_again_at_the_next_opening(home: Path) -> None:
+    configure(home, "shared")
+    with MemoryHub(home) as hub:
+        first = hub.manager("alice")
+        assert first.status()["external_provider"] is None
+        assert "no memory provider is named 'shared'" in first.problems[0]["problem"]
+        write_shared_provider(home)
+        second = hub.manager("bob")
+        assert second.status()["external_provider"] == "shared"
+        assert second.problems == []
+
+
+def test_a_manager_on_its_own_reads_its_providers_config_at_each_session_start(
+        home: Path) -> None:
+    write_shared_provider(home)
+    configure(home, "shared", {"region": "ap-south"})
+    with MemoryManager.from_home(home) as memory:
+        memory.start_session("chat-1")
+        configure(home, "shared", {"region": "us-east"})
+        memory.start_session("chat-2")
+        plugin = memory._external.plugin  # type: ignore[union-attr]
+    assert [c["region"] for c in plugin.configs] == ["ap-south", "us-east"]

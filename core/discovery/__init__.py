@@ -5,7 +5,8 @@ room reads their ``plugin.toml`` manifests (:mod:`~memhost.discovery.manifest`) 
 (:mod:`~memhost.discovery.requirements`) without running provider code, scans the sources and
 resolves a name (:mod:`~memhost.discovery.scan`), imports a folder by path as a package of its
 own (:mod:`~memhost.discovery.pathload`) and instantiates one candidate
-(:mod:`~memhost.discovery.loading`), keeping load failures as records
+(:mod:`~memhost.discovery.loading`), finds and configures a manager's provider afresh or once
+for all of a hub's users (:mod:`~memhost.discovery.shared`), keeping load failures as records
 (:mod:`~memhost.discovery.candidates`). The public names are re-exported here, so hosts and
 tools write ``from memhost.discovery import discover, load_provider``.
 """
@@ -41,6 +42,7 @@ from memhost.discovery.scan import (
     bundled_root,
     discover,
     entrypoints_enabled,
+    find_candidate,
     folder_candidate,
     import_timeout,
     known_names,
@@ -53,14 +55,15 @@ from memhost.discovery.scan import (
     user_root,
     validate_provider_name,
 )
+from memhost.discovery.shared import ProviderReads, SharedProviderReads
 
 __all__ = [
     "BUILTIN_ONLY", "DISABLED_ENV", "ENTRY_POINT_GROUP", "MANIFEST_NAME", "NAME_PATTERN",
     "NO_ENTRYPOINTS_ENV", "RESERVED_NAMES", "SCHEMA_FILE", "SOURCES", "STRICT_ENV", "Candidate",
-    "Discovery", "LoadFailure", "ManifestError", "ProviderLoadError", "blocked_names",
-    "bundled_root", "discover", "entrypoints_enabled", "folder_candidate", "has_hookimpls",
-    "import_timeout", "instantiate", "known_names", "load_candidate", "load_path", "load_provider",
-    "make_failure",
-    "read_manifest", "recorded_failures", "recorded_items", "runtime_config", "schema_path",
-    "strict_mode", "unknown_name_message", "user_root", "validate_provider_name",
+    "Discovery", "LoadFailure", "ManifestError", "ProviderLoadError", "ProviderReads",
+    "SharedProviderReads", "blocked_names", "bundled_root", "discover", "entrypoints_enabled",
+    "find_candidate", "folder_candidate", "has_hookimpls", "import_timeout", "instantiate",
+    "known_names", "load_candidate", "load_path", "load_provider", "make_failure", "read_manifest",
+    "recorded_failures", "recorded_items", "runtime_config", "schema_path", "strict_mode",
+    "unknown_name_message", "user_root", "validate_provider_name",
 ]

@@ -296,7 +296,9 @@ def validate_provider_name(name: str, home: Path, **options: Any) -> str:
     return cleaned
 
 
-def _find(name: str, home: Path, **options: Any) -> Candidate:
+def find_candidate(name: str, home: Path, **options: Any) -> Candidate:
+    """The candidate ``name`` resolves to (:class:`ProviderError` for an unknown name, with the
+    known names and close matches). Imports nothing."""
     found = discover(home, **options)
     candidate = found.get(name)
     if candidate is None:
@@ -306,7 +308,7 @@ def _find(name: str, home: Path, **options: Any) -> Candidate:
 
 def schema_path(name: str, home: Path, **options: Any) -> Path | None:
     """The provider's ``config_schema.py``, or ``None`` when it has none. Imports nothing."""
-    candidate = _find(name, home, strict=False, **options)
+    candidate = find_candidate(name, home, strict=False, **options)
     if candidate.path is None:
         return None
     path = candidate.path / SCHEMA_FILE
@@ -334,7 +336,7 @@ def load_provider(name: str, home: Path, *, timeout: float | None = None,
     module.
     """
     bound = import_timeout(home) if timeout is None else timeout
-    return load_candidate(_find(name, home, **options), timeout=bound)
+    return load_candidate(find_candidate(name, home, **options), timeout=bound)
 
 
 def folder_candidate(folder: Path) -> Candidate:
@@ -380,8 +382,7 @@ def runtime_config(name: str, home: Path, table: dict[str, Any] | None = None) -
 
 __all__ = [
     "BUILTIN_ONLY", "Candidate", "DISABLED_ENV", "Discovery", "ENTRY_POINT_GROUP", "LoadFailure",
-    "ProviderLoadError", "discover", "folder_candidate", "has_hookimpls", "instantiate",
-    "import_timeout", "known_names", "load_candidate", "load_path", "load_provider",
-    "recorded_failures",
-    "runtime_config", "schema_path", "validate_provider_name",
+    "ProviderLoadError", "discover", "find_candidate", "folder_candidate", "has_hookimpls",
+    "instantiate", "import_timeout", "known_names", "load_candidate", "load_path",
+    "load_provider", "recorded_failures", "runtime_config", "schema_path", "validate_provider_name",
 ]
