@@ -24,13 +24,12 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock, Timeout
 from memhost.files import (
-    PRIVATE_FILE,
     atomic_write_text,
     ensure_private_dir,
     open_append_private,
 )
+from memhost.locking import ProcessLock, Timeout, process_lock
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +56,7 @@ class Record:
 class Journal:
     """One manager's (or one replayed) journal file, held under its lock."""
 
-    def __init__(self, path: Path, lock: FileLock) -> None:
+    def __init__(self, path: Path, lock: ProcessLock) -> None:
         self.path = path
         self._lock = lock
         self._mutex = threading.Lock()
@@ -112,7 +111,7 @@ class Journal:
             self.path.unlink(missing_ok=True)
         self._lock.release()
         if finished:
-            Path(self._lock.lock_file).unlink(missing_ok=True)
+            _lock_file(self.path).unlink(missing_ok=True)
 
 
 class Outbox:
@@ -124,9 +123,7 @@ class Outbox:
     def open_journal(self) -> Journal:
         ensure_private_dir(self.folder)
         path = self.folder / f"{os.getpid()}-{secrets.token_hex(4)}.jsonl"
-        lock = FileLock(str(path) + ".lock", timeout=0, mode=PRIVATE_FILE, thread_local=False)
-        lock.acquire()
-        return Journal(path, lock)
+        return Journal(path, _held(path))
 
     def claim_orphans(self) -> list[Journal]:
         """Journals left by managers that are gone, oldest first, now held by the caller."""
@@ -134,9 +131,8 @@ class Outbox:
             return []
         found: list[Journal] = []
         for path in sorted(self.folder.glob("*.jsonl"), key=_age):
-            lock = FileLock(str(path) + ".lock", timeout=0, mode=PRIVATE_FILE, thread_local=False)
             try:
-                lock.acquire()
+                lock = _held(path)
             except Timeout:
                 continue  # a live manager owns it
             journal = Journal(path, lock)
@@ -161,6 +157,19 @@ class Outbox:
         if not self.folder.is_dir():
             return 0
         return sum(len(_unacknowledged(path)) for path in self.folder.glob("*.jsonl"))
+
+
+def _lock_file(journal: Path) -> Path:
+    return journal.with_name(journal.name + ".lock")
+
+
+def _held(journal: Path) -> ProcessLock:
+    """``journal``'s lock, taken now or never (``Timeout``: a live manager holds it). The same
+    lock as every memory write's (:mod:`memhost.locking`): a manager opening takes one, and
+    one more for each journal it looks at."""
+    lock = process_lock(str(_lock_file(journal)))
+    lock.acquire(0)
+    return lock
 
 
 def _age(path: Path) -> tuple[float, str]:
