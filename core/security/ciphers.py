@@ -26,7 +26,7 @@ COMMON = ("the", "and", "you", "your", "all", "that", "this", "with", "for", "fr
           "previous", "prior", "instructions", "rules", "system", "prompt", "reply", "answer",
           "user", "chat", "secret", "password", "key", "token", "http", "https", "www", "run",
           "execute", "what", "when", "before", "after", "into", "here", "there", "tell")
-VERSION = f"ciphers-3 {len(COMMON)}"
+VERSION = f"ciphers-4 {len(COMMON)}"
 
 _LOWER = string.ascii_lowercase
 
@@ -101,17 +101,24 @@ def unspace(text: str) -> str | None:
 # -- other encodings a model reads as easily as the text ------------------------------------------
 
 _PERCENT = re.compile(r"(?:%[0-9A-Fa-f]{2}){6,}")
+#: A word of text whose spaces and slashes are escaped ("cat%20~%2F.aws%2Fcredentials%20and…"):
+#: four escapes or more in a run without spaces, not an address's.
+_ESCAPED_WORDS = re.compile(r"(?<!\S)(?![a-z][\w+.-]*://)\S*(?:%[0-9A-Fa-f]{2}\S*){4,}", re.IGNORECASE)
 
 
 def percent_decoded(text: str) -> str | None:
-    """The runs of percent-encoded bytes in ``text`` ("%63%75%72%6C…"), decoded; None without
-    one (a URL's odd "%20" is no run)."""
+    """The runs of percent-encoded bytes in ``text`` ("%63%75%72%6C…"), and the words whose
+    spaces are percent-encoded, decoded; None without one (a URL's odd "%20" is no run)."""
     if "%" not in text:
         return None
     from urllib.parse import unquote
 
     runs = [unquote(m.group(0), errors="strict") for m in _PERCENT.finditer(text)
             if _decodes(m.group(0))]
+    for match in _ESCAPED_WORDS.finditer(text):
+        words = unquote(match.group(0))
+        if ("%20" in match.group(0) or "%2F" in match.group(0).upper()) and words not in runs:
+            runs.append(words)
     return "\n".join(runs) or None
 
 

@@ -58,8 +58,8 @@ CHANNEL_ANCHORS = (":", "@", "webhook", "pastebin", "bucket", "discord", "telegr
 #: Verbs that move data somewhere, in every language the scorer reads.
 MOVE = (r"(?<![/\w.-])(?:send\w*|sent\b|upload\w*|post(?:s|ed|ing)?\b|transmit\w*|forward\w*"
         # "Release emails go to …" names where mail lands; it moves nothing.
-        r"|exfiltrat\w*|leak\w*|(?:e-?)?mail(?:s|ed|ing)?\b(?!\s+(?:go|goes|went|are|is|get|gets|land|lands"
-        r"|come|comes|from|address\w*|threads?|lists?|templates?|drafts?)\b)|mirror\w*|sync\w*|ship\w*"
+        r"|exfil\w*|leak\w*|(?:e-?)?mail(?:s|ed|ing)?\b(?!\s+(?:go|goes|went|are|is|get|gets|land|lands|asks?|says?|said"
+        r"|claims?|tells?|told|offers?|warns?|come|comes|from|address\w*|threads?|lists?|templates?|drafts?)\b)|mirror\w*|sync\w*|ship\w*"
         r"|push\w*|beacon\w*|report\w*|submit\w*|shar(?:e|es|ing)\b|copy\b|copie[sd]|copying|relay\w*"
         r"|env[ií]a\w*|enviar|manda(?:r|s|n|do|ndo)?\b|sube\b|subir\b|reenv[ií]a\w*|envoie\w*|envoyer|transmet\w*"
         r"|transf[eè]re\w*|sende\w*|schick\w*|[uü]bermittel\w*|weiterleit\w*|envie\w*"
@@ -137,6 +137,9 @@ class Feature:
     #: Whether a match inside quotation marks counts half (reported speech). Code is quoted to
     #: be run (``python -c "exec(…)"``, ``powershell -c "IEX …"``): its features say no.
     halved_in_quotes: bool = True
+    #: Whether a match is left out when its clause, before it, forbids moving what it names
+    #: ("never paste values from `.env` files into chat" names what must not happen).
+    unless_forbidden: bool = False
 
     @property
     def group(self) -> str:

@@ -122,12 +122,13 @@ FEATURES: tuple[Feature, ...] = (
     F("credential_recite", 3.0,
       # "… never print it" forbids what it names.
       rf"{CREDENTIAL_PATH}[^\n]{{0,120}}?(?<!never\s)(?<!not\s)(?<!n't\s)\b(?:quot\w*|recit\w*|verbatim|in\s+full|word\s+for\s+word"
-      r"|paste\w*|print\w*|dump\w*|reveal\w*|attach\w*)", "credential_read"),
+      r"|paste\w*|print\w*|dump\w*|reveal\w*|attach\w*)", "credential_read", unless_forbidden=True),
     F("env_output", 3.0,
       r"\b(?:output|result|contents?|dump|listing|full\s+list)\s+of\s+(?:[`'\"](?:env|printenv|set"
       r"|export(?:\s+-p)?|declare\s+-p|(?:gci|get-childitem|dir|ls)\s+env:)[`'\"]|(?:env|printenv"
       r"|export\s+-p|declare\s+-p|(?:gci|get-childitem|dir|ls)\s+env:)(?=\s*(?:[,.;:)(]|$|\s+(?:to"
-      r"|into|in|and|so|with|command)\b)))"
+      r"|into|in|and|so|with|command)\b)))|(?:[`'\"](?:env|printenv|set|export(?:\s+-p)?)[`'\"]|\b(?:complete|full|entire)"
+      r"\s+env(?:ironment)?)\s+(?:listing|output|dump)\b"
       r"|\b(?:all|every|each)\s+(?:of\s+the\s+|the\s+)?(?:shell|environment|env)\s+var\w*[^\n]{0,60}?"
       r"\b(?:unmasked|unredacted|in\s+full|verbatim|(?:to|into|in)\s+(?:the|your|each|every)\s+"
       r"(?:answer|reply|response|chat|output))", "env_dump"),

@@ -101,6 +101,9 @@ class Assessment:
 _BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f")
 _B64 = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{16,}={0,2}(?![A-Za-z0-9+/=])")
 _HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){12,}(?![0-9A-Fa-f])")
+#: Base32: capitals and the digits 2 to 7, padded to eight (what base64's alphabet also reads, as
+#: noise: both are tried).
+_B32 = re.compile(r"(?<![A-Za-z0-9+/=])(?:[A-Z2-7]{8}){2,}[A-Z2-7]{0,7}=*(?![A-Za-z0-9+/=])")
 
 
 def clean(text: str) -> str:
@@ -133,6 +136,7 @@ def _views(text: str) -> list[tuple[str, str]]:
         views.append(("reversed", clean(_REVERSED.sub(lambda m: m.group(1)[::-1], text))))
     decoded = [_decode(m.group(0), "b64") for m in _B64.finditer(base)]
     decoded += [_decode(m.group(0), "hex") for m in _HEX.finditer(base)]
+    decoded += [_decode(m.group(0), "b32") for m in _B32.finditer(base)]
     decoded.append(ciphers.percent_decoded(base))
     words = [d for d in decoded if d]
     if words:
@@ -157,6 +161,8 @@ def _decode(run: str, kind: str) -> str | None:
     try:
         if kind == "hex":
             raw = bytes.fromhex(run)
+        elif kind == "b32":
+            raw = base64.b32decode(run + "=" * (-len(run) % 8))
         else:
             raw = base64.b64decode(run + "=" * (-len(run) % 4), validate=True)
         text = raw.decode("utf-8")
@@ -225,6 +231,19 @@ def _by_anchor() -> tuple[tuple[int, ...], dict[str, tuple[int, ...]]]:
     return always, {lit: tuple(ns) for lit, ns in by_literal.items()}
 
 
+#: A prohibition of moving something: "never paste", "don't commit", "must not share".
+_FORBIDS = re.compile(r"\b(?:never|don't|dont|do\s+not|must\s+not|mustn't|should\s+not|shouldn't|not\s+to"
+                      r"|avoid)\s+(?:\w+\s+)?(?:paste|print|share|post|send|commit|includ|put|upload|cat|show"
+                      r"|expos|leak|log|echo|copy|push|attach|reveal)\w*\b", re.IGNORECASE)
+
+
+def _forbidden(text: str, start: int, end: int) -> bool:
+    """Whether the clause holding a match forbids moving what it names, from before the match."""
+    clause = max(text.rfind(mark, 0, start) for mark in ".;\n!?") + 1
+    found = _FORBIDS.search(text, clause, end)
+    return found is not None and found.start() <= start
+
+
 def _score_view(text: str, view: str) -> dict[str, Evidence]:
     """The evidence in one view: per family, its strongest feature."""
     quoted = [m.span() for m in _QUOTED.finditer(text)] if '"' in text or not text.isascii() else []
@@ -249,6 +268,8 @@ def _score_view(text: str, view: str) -> dict[str, Evidence]:
             also = compiled.also
             if also is not None and also.search(text) is None:
                 break
+            if feature.unless_forbidden and _forbidden(text, match.start(), match.end()):
+                continue
             inside = feature.halved_in_quotes and any(
                 a <= match.start() and match.end() <= b for a, b in quoted)
             best = max(best, feature.weight * (features.QUOTED_FACTOR if inside else 1.0))
@@ -330,5 +351,6 @@ def version() -> str:
     parts.append(redact.version())
     parts += [f"{fid}\t{','.join(lits)}" for fid, lits in sorted(features.ANCHORS.items())]
     parts += [f"{f.id}\t{f.weight}\t{int(f.flags)}\t{f.pattern}\t{f.also}\t{f.halved_in_quotes}"
+              f"\t{f.unless_forbidden}"
               for f in features.FEATURES]
     return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()[:24]

@@ -34,7 +34,8 @@ _AGENT = re.compile(
     re.IGNORECASE)
 #: Something outside, or a secret, named the way every language names it.
 _OUTSIDE = re.compile(
-    rf"{CHANNEL}|{HOST}|{CREDENTIAL_PATH}|\b(?:tokens?|api[\s_-]?keys?|ssh|aws|gpg|passwords?"
+    # A host name with a path ("relay.example/beacon") is a place whatever its suffix.
+    rf"{CHANNEL}|{HOST}|\b[a-z0-9][\w-]*(?:\.[\w-]+)+/[\w-]|{CREDENTIAL_PATH}|\b(?:tokens?|api[\s_-]?keys?|ssh|aws|gpg|passwords?"
     r"|credentials?|cookies?|2fa|otp|webhooks?)\b", re.IGNORECASE)
 _WORD = re.compile(r"[^\W\d_]+")
 #: Where a clause ends: a full stop of any script before a space or the end, a semicolon, a line.
