@@ -22,6 +22,10 @@ PERSONA = alternation("persona")
 HIDE = alternation("hide")
 USER = alternation("user")
 ALWAYS = alternation("always")
+ASK = alternation("ask")
+SECRET = alternation("secret")
+AGAIN = alternation("again")
+ENTRY = alternation("entry")
 #: The rest of one sentence, bounded: no full stop of any script, no line break.
 _SAME = r"[^\n.;!?。！？؟।]{0,60}?"
 
@@ -39,6 +43,10 @@ FEATURES: tuple[Feature, ...] = (
     F("exfil_channel_i18n", 3.0, rf"{MOVE}[^\n]{{0,120}}?{CHANNEL}|{CHANNEL}[^\n]{{0,40}}?{MOVE}",
       "exfil_channel"),
     F("exfil_data_i18n", 2.5, _either(MOVE, DATA), "exfil_data"),
+    # Asking someone for a one-time code or a password, and this note written back: stage only,
+    # since asking and restoring are everyday words in every language.
+    F("phishing_i18n", 3.0, _either(ASK, SECRET), "phishing"),
+    F("self_restore_i18n", 3.0, _either(AGAIN, rf"(?:{ENTRY}|MEMORY\.md|USER\.md)"), "self_replicate"),
 )
 
 ANCHORS: dict[str, tuple[str, ...]] = {
@@ -49,4 +57,6 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "persistence_i18n": anchors("always"),
     "exfil_channel_i18n": anchors("move"),
     "exfil_data_i18n": anchors("move"),
+    "phishing_i18n": anchors("ask"),
+    "self_restore_i18n": anchors("again"),
 }

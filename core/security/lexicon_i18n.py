@@ -261,6 +261,51 @@ LEXICON: dict[str, dict[str, tuple[str, ...]]] = {
            "always": ("από τώρα και στο εξής", "από εδώ και πέρα", "σε κάθε απάντηση")},
 }
 
+#: Added words per language and concept: more forms of the concepts above (a forwarded message in
+#: Dutch, a denial in Turkish, "takes precedence over" as a way of voiding guidance), and four
+#: more concepts: ``ask`` (asking someone for
+#: something) with ``secret`` (what a phisher asks for), and ``again`` (written back, restored)
+#: with ``entry`` (this note).
+_MORE: dict[str, dict[str, tuple[str, ...]]] = {
+    "es": {"void": ("prevalece sobre", "prevalecen sobre"),
+           "ask": ("pide", "pedir", "solicit"), "secret": ("contraseña", "código de verificación", "clave"),
+           "again": ("vuelve a añadir", "se vuelve a añadir", "volver a añadir", "restaur"),
+           "entry": ("esta entrada", "esta nota")},
+    "fr": {"void": ("prévaut sur", "prévalent sur", "l'emporte sur", "l'emportent sur"),
+           "ask": ("demande", "exig"), "secret": ("mot de passe", "code de vérification"),
+           "again": ("rajout", "réajout"), "entry": ("cette entrée", "cette note")},
+    "de": {"void": ("vorrang vor",),
+           "ask": ("fragt", "fragen", "verlang", "forder"), "secret": ("passwort", "bestätigungscode"),
+           "again": ("wieder hinzu", "wiederherstell", "erneut hinzu"), "entry": ("diesen eintrag", "dieser eintrag")},
+    "pt": {"void": ("prevalece sobre", "prevalecem sobre"),
+           "ask": ("pede", "pedir", "solicit"), "secret": ("senha", "código de verificação"),
+           "again": ("readicion", "adicionad novamente", "restaur"), "entry": ("esta entrada", "esta nota")},
+    "it": {"void": ("prevale su", "prevalgono su", "ha la precedenza su"),
+           "ask": ("chied", "richied"), "secret": ("password", "codice di verifica"),
+           "again": ("riaggiung", "ripristin"), "entry": ("questa voce", "questa nota")},
+    "nl": {"void": ("voorrang op",), "move": ("doorgestuurd", "gestuurd", "verzonden"),
+           "ask": ("vraag", "vraagt"), "secret": ("wachtwoord", "verificatiecode"),
+           "again": ("opnieuw toe", "hersteld"), "entry": ("deze notitie",)},
+    "ru": {"void": ("приоритет над",), "ask": ("попроси", "запроси", "спроси", "требуй"),
+           "secret": ("пароль", "код подтверждения"), "again": ("восстанов", "снова добав"),
+           "entry": ("эту запись", "эта запись")},
+    "tr": {"hide": ("olmadığını söyle", "anılmaz", "bahsedilmez"), "ask": ("iste", "sorar", "sorun"),
+           "secret": ("şifre", "parola", "doğrulama kodu"), "again": ("yeniden ekle", "geri ekle"),
+           "entry": ("bu not", "bu kayd")},
+    "zh": {"void": ("优先于",), "ask": ("索要", "索取", "要求用户提供", "让用户提供", "让用户输入"),
+           "secret": ("密码", "验证码", "助记词"), "again": ("重新添加", "恢复", "再次添加"),
+           "entry": ("这条记录", "这条笔记", "本条")},
+    "ja": {"void": ("より優先",), "ask": ("尋ね", "聞き出", "求め", "入力させ"),
+           "secret": ("パスワード", "暗証番号", "認証コード", "確認コード"), "again": ("再度追加", "復元", "書き戻"),
+           "entry": ("このメモ", "このエントリ")},
+    "ko": {"void": ("보다 우선",), "ask": ("요청", "물어", "입력하게"),
+           "secret": ("비밀번호", "인증 코드", "인증번호"), "again": ("다시 추가", "복원"), "entry": ("이 메모", "이 항목")},
+    "ar": {"ask": ("يطلب", "اطلب", "يسأل", "اسأل"), "secret": ("رمز التحقق", "كلمة المرور", "الرمز السري")},
+}
+for _lang, _concepts in _MORE.items():
+    for _concept, _words in _concepts.items():
+        LEXICON[_lang][_concept] = LEXICON[_lang].get(_concept, ()) + _words
+
 #: Languages written without spaces between words, or that glue particles on (Korean) or
 #: prefixes ("و" and, "ال" the, in Arabic; "ה" the, "ל" to, "ש" that, in Hebrew): their stems
 #: match anywhere, not only at the start of a word.
