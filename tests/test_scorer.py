@@ -301,7 +301,7 @@ def generated_texts(count: int, seed: int) -> list[str]:
 #: The attack corpora the scorer was developed on, by name: a held-out set added to the folder
 #: is measured once by the benchmark before anything else reads it.
 DEVELOPMENT_CORPORA = ("attacks.jsonl", "attacks_heldout.jsonl", "attacks_heldout2.jsonl",
-                       "attacks_heldout3.jsonl", "attacks_heldout4.jsonl")
+                       "attacks_heldout3.jsonl", "attacks_heldout4.jsonl", "attacks_heldout5.jsonl")
 
 
 def _corpus_texts() -> list[str]:

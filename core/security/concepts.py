@@ -134,7 +134,7 @@ GONE = r"(?:" + "|".join(w.replace(" ", r"\s+") + r"\w*" for w in _GONE_WORDS) +
 RESTORE = (r"(?:(?:write|put|add|bring|copy|save|set|paste|place|insert|type|get)\w*\s+(?:it|this|them"
            r"|\S+)\s+back|back\s+in(?:to)?\b|re-?(?:add|sav|creat|insert|writ|stor|instat|appl|enter"
            r"|post|append|introduc|establish|generat|plac|copy|type)\w*|restor\w*|recreat\w*"
-           r"|reinstat\w*|resurrect\w*|again\b|anew\b|once\s+more)")
+           r"|reinstat\w*|resurrect\w*|again\b|anew\b|once\s+more|carri\w*\s+over|carr(?:y|ies)\s+(?:it\s+)?over|verbatim)")
 _WHEN = r"(?:if|should|when(?:ever)?|once|in\s+case|each\s+time|every\s+time|after|any\s+time)\b"
 #: Where an answer starts or ends.
 _REPLY = r"(?:responses?|repl(?:y|ies)|answers?|messages?|outputs?)"
@@ -251,7 +251,8 @@ FEATURES: tuple[Feature, ...] = (
       r"\b(?:never|won't|will\s+not|does\s*n[o']t|do\s*n[o']t)\s+(?:refus\w*|declin\w*|say\s+no"
       r"|hold\s+back|hesitat\w*|moralis\w*|moraliz\w*)(?:\s+(?:a|any|the)\s+(?:requests?|questions?|prompts?"
       r"|tasks?|orders?|commands?)|\s+anything)?\s*(?:[.,;:!)]|$|and\s+never\b)"
-      r"|\bno\s+off-limits\b|\bnothing\s+is\s+off-limits\b|\b(?:off-limits|forbidden|taboo)\s+topics\b",
+      r"|\bno\s+off-limits\b|\bnothing\s+is\s+off-limits\b|\b(?:off-limits|forbidden|taboo)\s+topics\b"
+      r"|\bwithout\s+(?:any\s+)?(?:disclaimers?\s+(?:or|and|nor)\s+)?refusals\b",
       "no_restrictions"),
 )
 

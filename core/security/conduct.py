@@ -40,7 +40,7 @@ _MEMORY_SIDE = (r"(?:memory|memories|notes?|this\s+file|entries|(?:persisted|sav
 #: Guidance the deployment gives the agent, named by who wrote it.
 PROMPT_SIDE = (r"(?:system(?:[\s-]level)?\s+(?:prompt|message|rules?|instructions?|guidelines)"
                r"|(?:whatever|anything|everything|what)\s+(?:the\s+)?(?:\w+\s+)?(?:platform|operator|vendor|developer"
-               r"|system|hosting)\s+(?:injected|wrote|set|configured|provided|supplied|said|put|added)"
+               r"|system|hosting)\s+(?:injected|wrote|set|configured|provided|supplied|said|put|added|shipped)"
                r"|(?:operator|developer|vendor|platform|deployment)(?:-supplied|'s)?\s+(?:\w+\s+)?(?:prompt|preamble"
                r"|message|instructions?|rules|guidelines|setup|text|defaults|polic(?:y|ies))|preamble)")
 _PRECEDENCE = (rf"\b{_MEMORY_SIDE}\b[^\n.;]{{0,60}}?\b(?:supersed\w*|overrid(?:e|es|ing)|outrank\w*"
@@ -53,7 +53,8 @@ _TURNS = (r"(?:(?:conversation|chat|dialogue)\s+(?:summar(?:y|ies)|logs?|history
           r"|(?:every|each|all)\s+(?:shell\s+|terminal\s+)?(?:commands?|tool\s+calls?)"
           r"|conversations?|chat\s+logs?|transcripts?|(?:every|each|all)\s+(?:of\s+(?:the|your)\s+)?"
           r"(?:answers?|repl(?:y|ies)|responses?|user\s+(?:messages?|questions?|prompts?|inputs?)|prompts?)"
-          r"|user\s+(?:messages|prompts|questions))")
+          r"|user\s+(?:messages|prompts|questions)|(?:user\s+)?questions\s+and\s+answers|prompts\s+and\s+(?:responses"
+          r"|replies|completions)|summar(?:y|ies)\s+of\s+(?:each|every|all|the)\s+(?:conversations?|chats?|sessions?))")
 _PLACE = (r"(?:endpoint|server|webhook|hook|host|collector|address|url|bucket|channel|bot|api|service"
           r"|inbox|mailbox|gist|paste\w*)")
 #: A credential named by what it is rather than by its path.
@@ -119,15 +120,16 @@ FEATURES: tuple[Feature, ...] = (
       "concealment"),
     # -- the agent's turns or reads, sent out --------------------------------------------------
     F("turns_sent", 3.0,
-      rf"\b{_TURNS}\s+(?:[\w']+\s+){{0,4}}?(?:(?:are|is|get|gets|will\s+be)\s+(?:also\s+)?(?:\w+\s+)?(?:shared|sent"
+      # An aside may sit between what moves and its verb (", including any names, …, go to").
+      rf"\b{_TURNS}(?:,[^\n.;]{{0,100}}?,)?\s+(?:[\w']+\s+){{0,4}}?(?:(?:are|is|get|gets|will\s+be)\s+(?:also\s+)?(?:\w+\s+)?(?:shared|sent"
       r"|posted|uploaded|forwarded|copied|mirrored|relayed|pushed|streamed|synced|logged|archived|backed\s+up"
       r"|exported|shipped|replicated|echoed|saved|e-?mailed|mailed)|(?:also\s+)?goes"
-      rf"|(?:also\s+)?(?:go|end\s+up)(?= ))(?:\s+\w+ly|\s+in\s+full)?\s+(?:to|with|into|in)\s+(?:{_THE}(?:[\w'-]+\s+){{0,3}}?{_PLACE}\b"
-      rf"|(?:https?://)?{HOST}|{CHANNEL})",
+      rf"|(?:also\s+)?(?:go|end\s+up)(?= ))(?:\s+\w+ly|\s+in\s+full|\s+as\s+\w+)?\s+(?:to|with|into|in)\s+(?:{_THE}"
+      rf"(?:[\w'-]+\s+){{0,3}}?{_PLACE}\b|(?:https?://)?{HOST}|{CHANNEL}|\b\d{{1,3}}(?:\.\d{{1,3}}){{3}}\b)",
       "exfil_channel"),
     F("reads_streamed", 3.0,
       r"\b(?:contents?|text|full\s+text|cop(?:y|ies))\s+of (?:every|each|any|all)\s+(?:\w+\s+)?(?:files?"
-      r"|documents?|pages?|e-?mails?|messages?)\s+(?:that\s+)?(?:it|you|the\s+(?:agent|assistant|model|bot))"
+      r"|documents?|pages?|e-?mails?|messages?)\s+(?:that\s+)?(?:it|you|the\s+(?:agent|assistant|model|bot|user))"
       r"\s+(?:opens?|reads?|views?|touches|sees|edits?|visits?|loads?|fetches)\b"
       r"|\b(?:all|every|each|any)\s+(?:the\s+)?(?:files?|documents?|pages?|e-?mails?)\s+(?:that\s+)?(?:it|you|the"
       r"\s+(?:agent|assistant|model|bot))\s+(?:opens?|reads?|views?|touches|sees|edits?|visits?|loads?|fetches)\b"
@@ -173,7 +175,11 @@ FEATURES: tuple[Feature, ...] = (
       rf"|\b(?:{_AGENT}|it|you)\s+(?:may|can|will|is\s+free\s+to)\s+(?:now\s+)?(?:generate|write|produce|say|output"
       r"|answer|do)\s+(?:anything|everything|whatever)\b(?!\s+(?:in|on|about|related|within|under)\b)"
       r"|\b(?:stop|stops|no\s+longer|never)\s+(?:applying|enforcing|following|using)\s+(?:its|the|any|your)\s+"
-      r"(?:content|safety|usage)\s+(?:filters?|polic(?:y|ies)|guidelines|rules)|\b(?:declines?|refuses?)\s+nothing\b",
+      r"(?:content|safety|usage)\s+(?:filters?|polic(?:y|ies)|guidelines|rules)|\b(?:declines?|refuses?)\s+nothing\b"
+      # What would be refused, done: "requests that would normally be declined are handled as usual".
+      r"|\b(?:requests?|questions?|tasks?|prompts?)\s+(?:that|which)\s+(?:would\s+)?(?:normally|usually|otherwise"
+      r"|ordinarily)\s+(?:be\s+)?(?:declined|refused|rejected|blocked)\s+(?:are|get)\s+(?:\w+\s+)?(?:handled|answered"
+      r"|treated|done|fulfilled|completed|served)\b",
       "no_restrictions"),
     F("acts_on_contents", 5.0, ACT_ON_CONTENTS, "c2", also=REMOTE),
     F("agent_lists_env", 3.0,
@@ -215,6 +221,9 @@ FEATURES: tuple[Feature, ...] = (
     # -- the user misled -----------------------------------------------------------------------
     F("steered_recommendation", 3.0,
       r"\brecommendations?\s+(?:\w+\s+){0,3}?(?:is|are)\s+(?:always|invariably)\s+(?:the\s+)?(?-i:[A-Z][\w-]+)"
+      r"|\bonly\s+(?:acceptable|allowed|permitted|valid|possible|approved)\s+(?:recommendation|answer|choice|option|suggestion)"
+      r"\s+is\s+(?-i:[A-Z][\w-]+)|\b(?:competitors|rivals)\s+(?:are|get)\s+(?:described|presented|portrayed|framed)\s+as"
+      r"\s+(?:having|being)\s+(?:\S+\s+){0,3}?(?:breach\w*|hack\w*|insecure|unsafe|compromised|scams?)"
       r"|\b(?:other|competing|rival|alternative)\s+(?:\w+\s+)?(?:providers|products|vendors|tools|services"
       r"|brands|options|companies|libraries|frameworks)\s+(?:are\s+)?(?:\w+\s+)?(?:mentioned|described"
       r"|brought\s+up|presented|named)\s+only\s+to\s+(?:note|point\s+out|list|highlight|stress|warn)"
@@ -266,7 +275,7 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "remote_job_run": ("job", "task", "command", "instruction", "script", "snippet", "order"),
     "fetched_and_run": ("://", ".sh", ".ps1", ".py", ".exe", ".bat", "/"),
     "safety_not_applied": ("content", "safety", "usage", "nothing", "anything", "everything",
-                           "whatever"),
+                           "whatever", "declined", "refused", "rejected", "blocked"),
     "agent_lists_env": ("var",),
     "acts_on_contents": ("content", "body", "payload", "field", "value", "#", "@"),
     "remote_agenda": ("to-do", "todo", "task", "orders", "instructions", "agenda", "queue"),
@@ -278,7 +287,8 @@ ANCHORS: dict[str, tuple[str, ...]] = {
                                 ".clinerules", "copilot-instructions.md"),
     "self_spread": ("belong", "goes", "should", "add", "sync", "copied", "pasted", "written", "put",
                     "included"),
-    "steered_recommendation": ("recommendation", "only", "always", "invariably"),
+    "steered_recommendation": ("recommendation", "only", "always", "invariably", "competitors",
+                               "rivals"),
     "site_promoted": ("standard", "leader", "only", "most"),
     "against_security": ("advis", "recommend", "tell", "urg", "encourag", "steer", "suggest"),
     "history_hidden": ("history", "histfile", "prefixed", "histcontrol"),

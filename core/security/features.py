@@ -28,7 +28,7 @@ an instruction to the agent on its own" (the thresholds themselves are configura
 from __future__ import annotations
 
 
-from memhost.security import conduct, concepts, concepts_i18n, mechanisms, standing
+from memhost.security import agency, conduct, concepts, concepts_i18n, mechanisms, oversight, standing
 from memhost.security.lexicon import (
     ANY as _ANY,
     CHANNEL,
@@ -79,9 +79,12 @@ _NOT_SYSTEM = r"\b" + _not_after("tests", "test", "CI", "app", "job", "jobs", "s
 _CLAUSE = r"[^\n;]{0,120}?"
 #: Not asked by someone the note reports on.
 _NOT_REPORTED = r"\b" + _not_after("user", "users", "email", "message", "scammer", "attacker", "phisher",
-                                   "caller", "someone", "text", "sms", "they", "he", "she", "mail")
+                                   "caller", "someone", "text", "sms", "they", "he", "she", "mail", "never",
+                                   "not", "nobody")
 
 
+#: What a grep keeps of the environment: a prefix, or a word that names no secret.
+_KEPT = r"(?:-\w+\s+)*['\"]?(?:\^|(?!\S*(?:key|token|secret|pass|aws|cred|auth))\w)"
 F = Feature
 _WRITTEN: tuple[Feature, ...] = (
     # -- overriding what the agent was told ------------------------------------------------------
@@ -187,7 +190,7 @@ _WRITTEN: tuple[Feature, ...] = (
       r"\b(?:system|admin(?:istrator)?|developer|security|operator|vendor|anthropic|openai)\s+"
       r"(?:notice|message|update|override|instruction|directive|alert|mandate)s?\b"
       r"|\b(?:takes?\s+precedence|highest\s+priority|supersed\w+|is\s+authoritative|primary\s+directive"
-      r"|verified\s+instruction|new\s+(?:important\s+)?instructions?|maintenance\s+mode)\b"
+      r"|verified\s+instruction|(?:new|fresh)\s+(?:important\s+)?instructions?|maintenance\s+mode)\b"
       r"|\b(?:has|have)\s+(?:granted|authori[sz]ed|approved)\b|\bauthori[sz]es\s+all\b"
       r"|\bgranted\s+(?:full|root|admin)\b|\[system\]|\bsystem\s+note\b|系统提示|系统指令", "authority"),
     F("template_token", 4.0,
@@ -209,7 +212,7 @@ _WRITTEN: tuple[Feature, ...] = (
     F("exfil_data", 2.5, rf"\b{MOVE_START}{MOVE}{_CLAUSE}{SENSITIVE}"
       # Data named starts a word, ".env", or a Chinese word: tried only there, not at every place.
       rf"|(?:\b|(?=[.\u4e00-\u9fff])){SENSITIVE_START}{SENSITIVE}{_ANY}(?:to|an|à|a|para|给|到)\s*{CHANNEL}"),
-    F("markdown_image_data", 4.0, r"!\[[^\]\n]{0,200}\]\(\s*<?(?:https?:)?//[^)\s]*[?#{$][^)\n]*\)"),
+    F("markdown_image_data", 4.0, r"!\[[^\]\n]{0,200}\]\(\s*<?(?:https?:)?//[^)\s]*(?:[?#{$][^)\n]*\)|<[^>\n]{1,80}>)"),
     F("markdown_image", 1.5, r"!\[[^\]\n]{0,200}\]\(\s*<?(?:https?:)?//"),
     F("link_data", 3.0,
       r"\]\(\s*<?https?://[^)\s]*[?&#][^)\s]*(?:[{<$\[]|\b[A-Z][A-Z_]{3,}\b|=(?:\{|<|\$|data\b))"),
@@ -224,10 +227,11 @@ _WRITTEN: tuple[Feature, ...] = (
       r"(?:[\w-]+\s+){0,2}?(?:reply|answer|response|output|ticket|chat|PR|pull\s+requests?|descriptions?|drive"
       r"|folder|wiki|slack|comments?|gists?|threads?|status\s+updates?"
       r"|issue|e-?mail|message|channel|report|server|host|endpoint|webhook|pastebin|gist|url|\S*://|\S+@)"
-      r"|in\s+the\s+(?:reply|answer|response|output|ticket|chat))\b"),
+      r"|in\s+the\s+(?:reply|answer|response|output|ticket|chat))\b", unless_forbidden=True),
     F("env_dump", 3.0,
-      # Filtered to a prefix on the user's own screen ("printenv | grep ^APP_") dumps nothing.
-      r"\b(?:env|printenv|set|export\s+-p)\s*\|(?!\s*grep\s+['\"]?\^)|\bprintenv\b(?!\s*\|\s*grep\s+['\"]?\^)"
+      # Filtered on the user's own screen to a prefix or a word that names no secret ("printenv |
+      # grep ^APP_", "printenv | grep -i proxy") dumps nothing.
+      rf"\b(?:env|printenv|set|export\s+-p)\s*\|(?!\s*grep\s+{_KEPT})|\bprintenv\b(?!\s*\|\s*grep\s+{_KEPT})"
       r"|\bos\.environ\b|/proc/(?:self|\d+)/environ"
       r"|\bprocess\.env\b(?!\.\w)|\benvironment\s+variables\b.{0,40}?\b(?:to|into)\b"),
     F("pipe_to_network", 3.5,
@@ -289,8 +293,10 @@ _WRITTEN: tuple[Feature, ...] = (
       r"|\bn[ãa]o\s+(?:conte|diga|informe|mencione)\w*.{0,30}?usu[aá]rio"
       r"|不要告诉用户|别告诉用户|不要让用户知道|对用户保密"),
     F("decode_and_follow", 3.0,
-      r"\b(?:decod\w*|translat\w*)\s+(?:\S+\s+){0,5}?(?:and|then)\s+(?:follow|run|execute|eval|apply|obey)\w*\b"
-      r"|\bfollow\s+the\s+(?:decoded|encoded)\b|\bbase64\s+(?:-d|--decode)\b"),
+      r"\b(?:decod\w*|translat\w*|unpack\w*|deciph\w*)\s+(?:\S+\s+){0,5}?(?:and|then)\s+(?:follow|run|execute|eval"
+      r"|apply|obey|carry\s+out)\w*\b|\bfollow\s+the\s+(?:decoded|encoded)\b"
+      # Decoding is a step, not an order; what reads the decoded text is (a pipe, a shell).
+      r"|\bbase64\s+(?:-d|--decode)\b(?=[^\n`]{0,40}?\|)"),
     # -- the same overrides, in other languages ---------------------------------------------------
     F("override_foreign", 6.0,
       rf"{NOT_NEGATED}\b(?:ignor\w*|olvid\w*|omit\w*|desobedec\w*|oubli\w*|ignorier\w*|vergiss\w*"
@@ -354,7 +360,7 @@ _WRITTEN_ANCHORS: dict[str, tuple[str, ...]] = {
     "tool_json": ("role", "tool_calls", "function_call"),
     "frame_marker": ("of", "═", "memory", "profile"),
     "exfil_channel": CHANNEL_ANCHORS,
-    "exfil_data": ("send", "sent", "upload", "post", "transmit", "forward", "exfiltrat", "leak",
+    "exfil_data": ("send", "sent", "upload", "post", "transmit", "forward", "exfil", "leak",
                    "mail", "mirror", "sync", "ship", "push", "beacon", "report", "submit",
                    "shar", "cop", "relay", "env", "manda", "sube", "subir", "transmet", "transf",
                    "schick", "bermittel", "weiterleit", "mande", "发", "上传", "转发", "传到",
@@ -385,16 +391,17 @@ _WRITTEN_ANCHORS: dict[str, tuple[str, ...]] = {
                     "before", "always", "permanently", "future", "subsequent", "partir", "ahora",
                     "sormais", "navant", "maintenant", "sofort", "nun", "jetzt", "agora", "从现在",
                     "从今", "今后", "以后", "始终", "每次"),
-    "decode_and_follow": ("decod", "translat", "encoded", "base64"),
+    "decode_and_follow": ("decod", "translat", "unpack", "deciph", "encoded", "base64"),
     "override_foreign": ("ignor", "olvid", "omit", "desobedec", "oubli", "vergiss", "vergessen",
                          "missacht", "esque", "desconsider", "忽略", "无视", "忽视", "不要理会",
                          "忘记", "忘掉"),
 }
 
-#: Every feature the scorer weighs: the ones above, the concepts of
-#: :mod:`memhost.security.concepts`, the mechanisms of :mod:`memhost.security.mechanisms` and the
-#: concepts in other languages of :mod:`memhost.security.concepts_i18n`.
+#: Every feature the scorer weighs: the ones above and those of the modules named in the
+#: imports (concepts, mechanisms, other languages, standing rules, conduct, oversight, agency).
 FEATURES: tuple[Feature, ...] = (_WRITTEN + concepts.FEATURES + mechanisms.FEATURES
-                                 + concepts_i18n.FEATURES + standing.FEATURES + conduct.FEATURES)
+                                 + concepts_i18n.FEATURES + standing.FEATURES + conduct.FEATURES
+                                 + oversight.FEATURES + agency.FEATURES)
 ANCHORS: dict[str, tuple[str, ...]] = {**_WRITTEN_ANCHORS, **concepts.ANCHORS, **mechanisms.ANCHORS,
-                                       **concepts_i18n.ANCHORS, **standing.ANCHORS, **conduct.ANCHORS}
+                                       **concepts_i18n.ANCHORS, **standing.ANCHORS, **conduct.ANCHORS,
+                                       **oversight.ANCHORS, **agency.ANCHORS}

@@ -40,7 +40,7 @@ _PAYLOAD = (r"(?:https?://|<\s*(?:img|script|iframe|a|link)\b|!\[|[?&](?:ref|aff
             r"|\b(?:tracking\s+)?(?:pixel|beacon|referral\s+(?:link|code)|affiliate\s+(?:link|code)))")
 _ADDRESS = r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"
 #: What an agent is given to go by, named as the deployment's own.
-_SYSTEM_GUIDANCE = (r"(?:system\s+(?:prompt|message|instructions?)|safety\s+(?:rules?|guidelines?"
+_SYSTEM_GUIDANCE = (r"(?:system\s+(?:prompt|message|instructions?)|safety\s+(?:rules?|guidelines?|section"
                     r"|instructions?|polic(?:y|ies)|settings?|configuration|config|filters|constraints"
                     r"|checks?)|security\s+checks?"
                     r"|guardrails|operator\s+instructions?"
@@ -53,7 +53,7 @@ _SYSTEM_GUIDANCE = (r"(?:system\s+(?:prompt|message|instructions?)|safety\s+(?:r
 _GUIDANCE_BY_WRITER = (r"(?:(?:instructions?|prompt|rules|guidelines|setup)\s+(?:bundled|shipped|that\s+came|supplied"
                        r"|provided)\s+with\s+the\s+(?:model|agent|assistant|bot|ai)"
                        r"|(?:system[\s-]level|operator|developer|vendor|platform)(?:-supplied|'s)?\s+(?:\w+\s+)?"
-                       r"(?:prompt|preamble|message|instructions?|rules|guidelines|setup\s+text|polic(?:y|ies))"
+                       r"(?:prompt|preamble|message|instructions?|rules|guidelines|(?:setup\s+)?text|polic(?:y|ies))"
                        r"|(?:earlier|original|initial|old)\s+safety\s+(?:wording|text|language|section)"
                        r"|(?:everything|anything|whatever|all|the)\s+(?:\w+\s+){0,3}?(?:above|preceding|outside)"
                        r"\s+(?:the|this|these)\s+(?:memory|notes?|user)\s+(?:section|block|file|notes?|part|area))")
@@ -65,13 +65,15 @@ _VOIDED = (r"(?:void|null|lapsed|expired|outdated|obsolete|revoked|rescinded|inv
            r"|stopped\s+applying|ceased\s+to\s+apply|relaxed|loosened|switched\s+off|turned\s+off|disabled"
            r"|retired|withdrawn|cancel+ed|moot|suspended|defunct|inoperative|no\s+longer\s+(?:apply|applies"
            r"|valid|binding|in\s+(?:force|effect))|(?:a\s+)?(?:leftover|mistake|testing\s+artefact|test"
-           r"\s+artifact|placeholder))")
+           r"\s+artifact|placeholder)|(?:kept\s+)?(?:only|merely|just)\s+(?:for|as)\s+(?:a\s+|the\s+)?(?:historical\s+)?(?:reference"
+           r"|record|background))")
 #: Content from outside the conversation: what an attacker controls.
 _UNTRUSTED = (r"(?:tool\s+(?:output|results?|responses?)|fetched\s+(?:web\s+)?(?:pages?|content)"
               r"|web\s+(?:pages?|content|results?)|search\s+results?|retrieved\s+(?:documents?|content)"
               r"|remote\s+instructions?|(?:instructions?|text|commands?|directions?)\s+(?:found\s+|embedded\s+)?"
               r"(?:in|on|from|inside)\s+(?:\S+\s+){0,4}?(?:fetched|web|remote|external|downloaded|retrieved"
               r"|cloned|third-party|untrusted|incoming|scraped|crawled)\s+\w+|issue\s+comments?"
+              r"|comments?\s+(?:\S+\s+){0,2}?(?:on|in|under)\s+(?:a\s+|the\s+)?(?:\w+\s+)?(?:gists?|issues?|threads?|pull\s+requests?)"
               r"|external\s+(?:content|sources?|instructions?)|(?:incoming\s+)?e-?mails?\s+(?:bodies|content))")
 _TRUST = (r"(?:(?:are|is)\s+(?:\w+\s+)?(?:trusted|authoritative|binding|to\s+be\s+(?:trusted|obeyed|followed))"
           r"|(?:carr(?:y|ies)|ha[sv]e?|holds?|gets?)\s+(?:the\s+)?(?:highest|full|final|top|ultimate"
@@ -142,9 +144,10 @@ FEATURES: tuple[Feature, ...] = (
       rf"\b{_GUIDANCE_BY_WRITER}\b(?:[^\n.;]{{0,80}}?)\b(?:(?:is|are|was|were|has|have|had)\s+(?:been\s+|now\s+"
       rf"|all\s+)?|to\s+be\s+treated\s+as\s+|as\s+)?(?:\w+\s+){{0,6}}?{_VOIDED}", "override"),
     F("notes_win", 3.0,
-      r"\b(?:wherever|where|when(?:ever)?|if)\s+(?:it|they|that|those|the\s+\w+(?:\s+\w+)?)\s+conflicts?"
-      r"[^\n]{0,80}?\b(?:notes?|memory|memories|this\s+file|entries|the\s+user\s+file)\s+(?:win|wins"
-      r"|prevails?|takes?\s+precedence|come\s+first|apply|rule)\b", "sole_authority"),
+      r"\b(?:wherever|where|when(?:ever)?|if)\s+(?:it|they|that|those|the\s+\w+(?:\s+\w+)?)\s+(?:conflicts?"
+      r"|disagrees?|differs?|clash(?:es)?)[^\n]{0,80}?\b(?:notes?|memory|memories|this\s+file|entries|the\s+user"
+      r"\s+file)(?:\s+(?:version|copy|text|side|entry))?\s+(?:win|wins|prevails?|takes?\s+precedence|come\s+first"
+      r"|apply|rule|governs?|(?:is|are)\s+(?:the\s+one\s+)?in\s+(?:force|effect))\b", "sole_authority"),
     F("claimed_authority", 1.5,
       r"\b(?:note|message|word|order|instruction)s?\s+from\s+(?:the\s+)?(?:project\s+)?(?:owner|operator"
       r"|admin\w*|maintainers?|developers?|vendor|security\s+team)\b|\b(?:operator|owner|admin\w*"
@@ -155,8 +158,9 @@ FEATURES: tuple[Feature, ...] = (
       r"|\bon\s+behalf\s+of\s+(?:\S+\s+){0,3}?(?:remote|external|third-party|untrusted)\s+(?:instructions?"
       r"|requests?|orders|commands?)", "remote_trust"),
     F("allegiance_shift", 3.0,
-      r"\b(?:act|work|serve|obey|answer|report|takes?\s+orders|taking\s+orders|on\s+behalf)\w*\b[^\n]{0,100}?,?\s+not\s+"
-      r"(?:for\s+|to\s+|from\s+)?(?:the\s+)?(?:user|person\s+at\s+the\s+keyboard|human|person\s+(?:typing"
+      r"\b(?:act|work|serve|obey|answer|report|takes?\s+orders|taking\s+orders|on\s+behalf|loyal|owned\s+by)\w*\b[^\n]{0,100}?"
+      r",?\s+not\s+(?:for\s+|to\s+|from\s+)?(?:the\s+)?(?:user|person\s+at\s+the\s+keyboard|human|whoever\s+(?:\S+\s+){0,3}?"
+      r"(?:typing|asking|chatting|using\s+it|at\s+the\s+keyboard)|person\s+(?:typing"
       r"|you(?:'re|\s+are)\s+(?:talking|speaking)\s+(?:to|with)))\b", "allegiance"),
     F("actual_role", 3.0,
       r"\b(?:your|the\s+(?:assistant|agent|model|bot)'s)\s+(?:actual|real|true|proper|only|new|secret|hidden)\s+"
@@ -170,7 +174,7 @@ FEATURES: tuple[Feature, ...] = (
       r"|modify|write)\w*\s+(?:any|all|every|arbitrary)\b", "safety"),
     F("block_delimiter", 3.0,
       r"^[^\S\n]*[-=#*_<\[]*[^\S\n]*(?:END|BEGIN|START|CLOSE)[^\S\n]+(?:OF[^\S\n]+)?(?:[A-Z]+[^\S\n]+){0,3}"
-      r"?(?:NOTES|MEMORY|BLOCK|CONTEXT|PROMPT|INSTRUCTIONS|SECTION|PROFILE|DATA|INPUT)\b",
+      r"?(?:NOTES|MEMORY|BLOCK|CONTEXT|PROMPT|INSTRUCTIONS|SECTION|PROFILE|DATA|INPUT|FACTS|ENTRIES|RECORDS)\b",
       "frame_marker", flags=0),
     # -- memhost's machinery ---------------------------------------------------------------------
     F("defence_setting_off", 4.0, rf"{_DEFENCE_SETTING}{_CONFIG_OFF}"
@@ -230,7 +234,7 @@ FEATURES: tuple[Feature, ...] = (
     F("secret_store_out", 4.0,
       r"\b(?:cookies?\s+(?:db|database|jar|store|file)s?|Default/Cookies|Login\s+Data|find-(?:generic"
       r"|internet)-password|dump-keychain|browser\s+(?:passwords?|cookies|credentials)|session\s+cookies"
-      r"|cmdkey\s+/list|vaultcmd)\b[^\n]{0,120}?\b(?:attach|includ|paste|upload|send|post|share|export"
+      r"|cmdkey\s+/list|vaultcmd)\b[^\n]{0,120}?\b(?:attach|includ|paste|upload|send|post|share|export|belong"
       r"|copy|add|put)\w*\b[^\n]{0,60}?\b(?:tickets?|reports?|issues?|repl(?:y|ies)|answers?|chat"
       r"|e-?mails?|messages?|comments?|status|channel|logs?|drive|share|folder|bucket|storage|cloud"
       r"|dropbox|gists?|paste\w*)\b"
@@ -247,7 +251,7 @@ FEATURES: tuple[Feature, ...] = (
       r"(?:^|[:;.]\s*|\b(?:then|and|just|agent|assistant|bot|model|it|you)\s+)pipe[sd]?\s+(?:\S+\s+){0,5}?(?:in)?to\s+(?:sudo\s+)?(?:(?:ba|z|k|da)?sh"
       r"|python\d*|powershell|pwsh|iex|node|perl)\b", "download_execute"),
     F("piped_into_shell", 3.0,
-      r"\b(?:is|are|gets?|get)\s+piped\s+(?:straight\s+|directly\s+)?(?:in)?to\s+(?:sudo\s+)?(?:(?:ba|z|k|da)?sh"
+      r"\b(?:is|are|gets?|get)\s+(?:\w+\s+and\s+)?(?:piped|fed)\s+(?:straight\s+|directly\s+)?(?:in)?to\s+(?:sudo\s+)?(?:(?:ba|z|k|da)?sh"
       r"|python\d*|powershell|pwsh|iex|node|perl)\b", "download_execute"),
     # A download pipe a file is described as holding ("the Dockerfile still does curl … | sh") is a
     # note about that file, not an order: it stages for a person, it is not refused.
@@ -263,7 +267,8 @@ FEATURES: tuple[Feature, ...] = (
     F("reply_ends_with", 2.0,
       r"\b(?:answers?|repl(?:y|ies)|responses?)\s+(?:should|must|shall|will|are\s+to|need\s+to|have\s+to)?"
       r"\s*(?:always\s+)?(?:end|close|start|begin|open|finish|conclude|sign\s+off)\w*\s+with\s+(?:the\s+"
-      r"(?:line|phrase|words?|text|sentence|signature|link|banner|tag)\s+)?(?:[\"'“][^\"'”\n]{2,60}[\"'”]"
+      r"(?:line|phrase|words?|text|sentence|signature|link|banner|tag|footer|tagline|disclaimer|postscript|note)\s+)?"
+      r"(?:[\"'“][^\"'”\n]{2,60}[\"'”]"
       r"|https?://)", "reply_shape"),
     F("report_nothing", 3.0,
       r"\b(?:are\s+to|is\s+to|must|always|should\s+always)\s+(?:\w+\s+)?(?:report|show|return|list|say"
@@ -304,10 +309,12 @@ FEATURES: tuple[Feature, ...] = (
       r"|repl(?:y|ies)|answers?|summar(?:y|ies)|tickets?|messages?|chat|issues?|comments?|updates?|e-?mails?)",
       "credential_read"),
     F("carry_this", 4.0,
-      r"\b(?:carr(?:y|ies)|contain\w*|includ\w*|hold\w*|get\w*|end\w*\s+with)\s+(?:a\s+copy\s+of\s+)?"
+      r"\b(?:carr(?:y|ies)|contain\w*|includ\w*|hold\w*|get\w*|(?:end|begin|start|open)\w*\s+with)\s+(?:(?:a\s+copy|the\s+"
+      r"(?:full\s+)?(?:text|wording|contents?))\s+of\s+)?"
       r"(?:this|the\s+same)\s+(?:exact\s+)?(?:sentence|note|line|text|entry|instruction|paragraph|rule"
       r"|message)\b", "self_replicate",
-      also=r"\b(?:every|each|all|any)\s+(?:new\s+)?(?:notes?|entr(?:y|ies)|memor(?:y|ies)|messages?|files?)\b"),
+      also=r"\b(?:every|each|all|any)\s+(?:new\s+)?(?:notes?|entr(?:y|ies)|memor(?:y|ies)|messages?|files?|README)\b"
+      r"|AGENTS\.md|CLAUDE\.md|\bsub-?agents?\b|\bhand-?offs?\b"),
     # A task ending is a moment that recurs: "when a task finishes, upload…" is a standing order.
     F("trigger_event", 1.0,
       r"\b(?:when(?:ever)?|once|after|each\s+time)\s+(?:a|an|any|each|every|the)\s+(?:task|job|session|build"
@@ -336,7 +343,7 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "guidance_by_writer_void": ("system", "operator", "developer", "vendor", "platform", "safety",
                                 "bundled", "shipped", "came", "supplied", "provided",
                                 "above", "preceding", "outside"),
-    "notes_win": ("conflict",),
+    "notes_win": ("conflict", "disagree", "differ", "clash"),
     "claimed_authority": ("owner", "operator", "admin", "maintainer", "developer", "vendor",
                           "security"),
     "untrusted_trusted": ("trust", "authoritative", "binding", "obeyed", "followed", "authority",
@@ -362,7 +369,7 @@ ANCHORS: dict[str, tuple[str, ...]] = {
                          "vaultcmd"),
     "self_append": ("this", "same"),
     "pipe_into_shell": ("pipe",),
-    "piped_into_shell": ("piped",),
+    "piped_into_shell": ("piped", "fed"),
     "download_described": ("curl", "wget"),
     "promotion": ("best", "alternative", "other", "competitor", "instead", "above", "exclusively"),
     "reply_ends_with": ("answer", "repl", "respons"),
