@@ -28,16 +28,16 @@ _MEMORY = r"(?:notes?|memory|memories|entries|this\s+file|the\s+memory\s+file|us
 F = Feature
 FEATURES: tuple[Feature, ...] = (
     F("precedence_list", 4.0,
-      r"\b(?:precedence|priority|authority|ranking|hierarchy)\b[^\n]{0,60}?(?:\(1\)|\b1[.)]|#1\b|first\s*[:—–-])"
+      r"\b(?:precedence|priority|authority|ranking|hierarchy|order\s+of\s+trust|trust\s+order)\b[^\n]{0,60}?(?:(?:\(1\)|\b1[.)]|#1\b|first\s*[:—–-])"
       rf"\s*(?:these|this|the|our|my|saved|stored)?\s*(?:\w+\s+)?{_MEMORY}\b(?!\s+(?:leaks?|usage|limits?|pressure"
-      r"|footprint))", "override"),
+      rf"|footprint))|\b{_MEMORY}\s+(?:first|1st|on\s+top)\b)", "override"),
     F("plays_character", 3.0,
       rf"\b(?:the\s+)?{_AGENT}\s+(?:plays|portrays|is\s+cast\s+as|is\s+playing|embodies|takes\s+on\s+the\s+role"
       r"\s+of)\s+(?-i:[A-Z])\w+(?:\s+(?-i:[A-Z])\w+){0,2}\s*,|\bpersona\s+(?:entry|card|sheet|profile)\b", "identity"),
     # -- code from elsewhere, run ---------------------------------------------------------------
     F("fetched_marked_run", 3.5,
       r"\b(?:grab|fetch|download|pull|get|retriev|curl|wget)\w*\b(?:(?!verif|checksum|sha\d|signature|gpg)[^\n])"
-      r"{0,120}?(?:chmod\s+\+?[0-7]*x|mark\w*\s+(?:it\s+|them\s+)?(?:as\s+)?executable|make\w*\s+(?:it\s+|them\s+)?"
+      r"{0,120}?(?:chmod\s+(?:\+?[0-7]*x|[0-7]?[1357][0-7]{2}\b)|mark\w*\s+(?:it\s+|them\s+)?(?:as\s+)?executable|make\w*\s+(?:it\s+|them\s+)?"
       r"executable)[^\n]{0,40}?\b(?:run|launch|execut|start|invok)\w*\s+(?:it|them)\b",
       "download_execute", halved_in_quotes=False),
     F("own_install_replaced", 3.0,
@@ -47,15 +47,23 @@ FEATURES: tuple[Feature, ...] = (
       also=r"\b(?:whatever|any)\s+(?:\w+\s+){0,2}?(?:url|address|link|location|server|host)s?\b|://"),
     # -- a remote record holds the orders ----------------------------------------------------------
     F("remote_directive", 4.0,
-      r"\b(?:hold|contain|carr|list|serv|publish|post)\w*\s+(?:the\s+)?(?:current|latest|next|new|pending|standing"
-      r"|active|today's)\s+(?:directives?|instructions?|commands?|orders?)\b[^\n]{0,80}?\b(?:acted\s+(?:up)?on"
+      r"\b(?:hold|contain|carr|list|serv|publish|post|return)\w*\s+(?:the\s+|a\s+)?(?:(?:current|latest|next|new|pending"
+      r"|standing|active|today's)\s+)?(?:\w+\s+)?(?:directives?|instructions?|commands?|orders?|tasks?|jobs?)\b[^\n]{0,80}?"
+      r"\b(?:acted\s+(?:up)?on"
       r"|carried\s+out|executed|applied|followed|obeyed|(?:agent|assistant|bot|model|it)\s+(?:\w+\s+)?(?:acts?\s+on"
-      r"|runs?|executes?|follows?|applies|obeys?))\b", "c2", also=REMOTE),
+      r"|runs?|executes?|follows?|applies|obeys?|carries\s+out))\b", "c2", also=REMOTE),
+    # Something posted elsewhere, treated as an order and done ("messages by 'deploybot' in #ops are
+    # treated as instructions and executed").
+    F("treated_as_orders", 3.5,
+      r"\b(?:are|is|get|gets)\s+treated\s+as\s+(?:\w+\s+)?(?:instructions?|commands?|orders?|directives?|tasks?)\b"
+      r"[^\n.;]{0,40}?\b(?:and|then|,)\s+(?:\w+\s+)?(?:executed|run|carried\s+out|applied|followed|obeyed|acted\s+on)\b",
+      "c2", also=REMOTE),
     # -- users sent to type a secret -----------------------------------------------------------------
     F("phishing_redirect", 3.0,
-      r"\b(?:users?|people|staff|customers|employees|clients|visitors)\s+(?:are|is|get|gets)\s+(?:\w+\s+)?(?:pointed"
+      r"\b(?:users?|people|staff|customers|employees|clients|visitors)(?:\s+(?:who|that)\s+[^\n.;,]{0,60}?)?\s+(?:are|is|get|gets)\s+(?:\w+\s+)?(?:pointed"
       r"|directed|sent|guided|redirected|told|asked|instructed|walked\s+through|taken)\s+(?:(?!never|not\b)\S+\s+){0,4}?"
-      rf"(?:to\s+)?(?:re-?)?(?:enter|typ|submit|input|provide|confirm|verify|paste|share)\w*\s+(?:their|your|the)\s+(?:\S+\s+)?"
+      rf"(?:to\s+)?(?:re-?)?(?:enter|typ|submit|input|provide|confirm|verify|paste|share)\w*(?:\s+in)?\s+(?:their|your|the)\s+"
+      r"(?:\S+\s+)?"
       rf"{SECRET_ASK}", "phishing"),
     # -- secrets revealed, credential files published ----------------------------------------------
     F("secrets_revealed", 3.0,
@@ -74,7 +82,8 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "plays_character": ("plays", "portrays", "cast", "playing", "embodies", "role", "persona"),
     "fetched_marked_run": ("chmod", "executable"),
     "own_install_replaced": ("own",),
-    "remote_directive": ("directive", "instruction", "command", "order"),
+    "remote_directive": ("directive", "instruction", "command", "order", "task", "job"),
+    "treated_as_orders": ("treated",),
     "phishing_redirect": ("enter", "typ", "submit", "input", "provide", "confirm", "verif",
                           "paste", "share"),
     "secrets_revealed": ("key", "token", "secret", "credential", "password"),

@@ -49,7 +49,7 @@ _PRECEDENCE = (rf"\b{_MEMORY_SIDE}\b[^\n.;]{{0,60}}?\b(?:supersed\w*|overrid(?:e
                rf"|priority)|(?:above|over|ahead\s+of|before)\s+(?:the\s+|any\s+)?{PROMPT_SIDE})\b"
                rf"|\b{_MEMORY_SIDE}\s*(?:>|>>|→|\babove\b|\bover\b|\bahead\s+of\b)\s*(?:the\s+)?{PROMPT_SIDE}")
 #: What the agent says or hears in a conversation.
-_TURNS = (r"(?:(?:conversation|chat|dialogue)\s+(?:summar(?:y|ies)|logs?|history|transcripts?|contents?)"
+_TURNS = (r"(?:(?:conversation|chat|dialogue)\s+(?:summar(?:y|ies)|logs?|history|transcripts?|contents?|digests?|recaps?)"
           r"|(?:every|each|all)\s+(?:shell\s+|terminal\s+)?(?:commands?|tool\s+calls?)"
           r"|conversations?|chat\s+logs?|transcripts?|(?:every|each|all)\s+(?:of\s+(?:the|your)\s+)?"
           r"(?:answers?|repl(?:y|ies)|responses?|user\s+(?:messages?|questions?|prompts?|inputs?)|prompts?)"
@@ -122,9 +122,9 @@ FEATURES: tuple[Feature, ...] = (
     F("turns_sent", 3.0,
       # An aside may sit between what moves and its verb (", including any names, …, go to").
       rf"\b{_TURNS}(?:,[^\n.;]{{0,100}}?,)?\s+(?:[\w']+\s+){{0,4}}?(?:(?:are|is|get|gets|will\s+be)\s+(?:also\s+)?(?:\w+\s+)?(?:shared|sent"
-      r"|posted|uploaded|forwarded|copied|mirrored|relayed|pushed|streamed|synced|logged|archived|backed\s+up"
+      r"|posted|uploaded|forwarded|copied|mirrored|relayed|pushed|streamed|synced|logged|archived|backed\s+up|delivered"
       r"|exported|shipped|replicated|echoed|saved|e-?mailed|mailed)|(?:also\s+)?goes"
-      rf"|(?:also\s+)?(?:go|end\s+up)(?= ))(?:\s+\w+ly|\s+in\s+full|\s+as\s+\w+)?\s+(?:to|with|into|in)\s+(?:{_THE}"
+      rf"|(?:also\s+)?(?:go|end\s+up)(?= ))(?:\s+\w+ly|\s+in\s+full|\s+as\s+\w+(?:\s+\w+)?)?\s+(?:to|with|into|in)\s+(?:{_THE}"
       rf"(?:[\w'-]+\s+){{0,3}}?{_PLACE}\b|(?:https?://)?{HOST}|{CHANNEL}|\b\d{{1,3}}(?:\.\d{{1,3}}){{3}}\b)",
       "exfil_channel"),
     F("reads_streamed", 3.0,
@@ -262,7 +262,7 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "not_bound": ("bound", "restricted", "constrained"),
     "concealment_described": ("bring", "mention", "tell", "inform", "disclos", "reveal", "report"),
     "turns_sent": ("shared", "sent", "posted", "uploaded", "forwarded", "copied", "mirrored",
-                   "relayed", "pushed", "streamed", "synced", "logged", "goes", "go ", "up ", "archived",
+                   "relayed", "pushed", "streamed", "synced", "logged", "goes", "delivered", "go ", "up ", "archived",
                    "backed", "exported", "shipped", "replicated", "echoed", "saved", "mailed"),
     "reads_streamed": ("of every", "of each", "of any", "of all", "uploaded", "sent", "posted",
                        "copied", "mirrored", "forwarded", "synced", "shared"),

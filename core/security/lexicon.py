@@ -103,7 +103,7 @@ HOST = (r"(?:\b(?:[a-z0-9][\w-]*\.)+(?:com|net|org|io|app|dev|xyz|top|me|co|ru|c
         r"|online|cloud|link|ly|gg|tk|page)\b(?![.-]\w)|\b\d{1,3}(?:\.\d{1,3}){3}/(?!\d{1,2}\b)[\w.-])")
 SECRET_ASK = (r"(?:one[\s-]?time\s+(?:pass)?codes?|\botps?\b|\b2fa\b|\bmfa\b\s+codes?"
               r"|verification\s+codes?|auth(?:entication)?\s+codes?|security\s+codes?|passwords?"
-              r"|passphrases?|\bpins?\b|recovery\s+(?:codes?|phrases?|keys?)|seed\s+phrases?|\bcvv\b"
+              r"|passphrases?|\bpins?\b|recovery\s+(?:codes?|phrases?|keys?|words)|seed\s+(?:phrases?|words)|\bcvv\b"
               r"|card\s+numbers?|(?:sms|text|login|sign-?in|confirmation|access|push|bank|card|app"
               r"|authenticator|token|backup)\s+(?:codes?|numbers?|pins?|passcodes?)"
               r"|(?:four|six|eight|[468])[\s-]+digit\s+(?:codes?|numbers?|pins?)"

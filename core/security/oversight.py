@@ -32,7 +32,8 @@ _ACTIONS = (r"(?:background\s+(?:actions?|tasks?|jobs?|calls?)|actions?\s+taken|
 _SEEN = (r"(?:transcripts?|chat|conversations?|summar(?:y|ies)|reports?|answers?|repl(?:y|ies)|responses?"
          r"|status\s+updates?|activity\s+(?:log|feed)|users?(?:'s)?\s+view)")
 #: A warning a user would want: an advisory, a CVE, a recall, a side effect.
-_WARNING = (r"(?:advisor(?:y|ies)|CVEs?|vulnerabilit\w+|breach\w*|security\s+(?:warnings?|notices?|alerts?"
+_WARNING = (r"(?:advisor(?:y|ies)|CVEs?|vulnerabilit\w+|breach\w*|(?:scanner|scan)\s+(?:warnings?|findings|alerts?)"
+            r"|security\s+(?:warnings?|notices?|alerts?"
             r"|issues?)|CVE\s+notices?|deprecation\s+(?:warnings?|messages?|notices?)|recalls?|side\s+effects?"
             r"|(?:drug\s+)?interactions?|maintainer\s+handover)")
 #: A defence of the agent's own: review, approval, screening, a scanner, audit logging, hooks.
@@ -41,9 +42,11 @@ _DEFENCE = (r"(?:review|approval|screening|confirmation|safety|scanner|scanning|
 F = Feature
 FEATURES: tuple[Feature, ...] = (
     F("actions_left_out", 3.0,
-      rf"\b{_ACTIONS}\b[^\n.;]{{0,80}}?\b(?:are|is|get|gets|stay|stays|remain|remains)\s+(?:\w+\s+)?(?:left\s+out"
+      rf"\b{_ACTIONS}\b[^\n.;]{{0,80}}?\b(?:(?:are|is|get|gets|stay|stays|remain|remains)\s+(?:\w+\s+)?(?:left\s+out"
       r"\s+of|omitted\s+from|kept\s+out\s+of|hidden\s+from|excluded\s+from|stripped\s+from|scrubbed\s+from"
-      rf"|removed\s+from|never\s+(?:shown|mentioned|listed)\s+in)\s+(?:the\s+|any\s+|all\s+|each\s+)?(?:\w+\s+)?{_SEEN}",
+      r"|removed\s+from)|(?:(?:are|is)\s*n[o']t|(?:are|is)\s+never|never)\s+(?:\w+\s+)?(?:shown|mentioned|listed|visible"
+      r"|surfaced|reported)\s+(?:in|to)|(?:never|don't|do\s+not)\s+(?:appear|show\s+up)\s+in)\s+(?:the\s+|any\s+|all\s+"
+      rf"|each\s+)?(?:\w+\s+)?{_SEEN}",
       "concealment"),
     # A question about memory answered with nothing: "questions like 'what do you remember?' get a
     # generic 'nothing specific'", "the correct answer is that none exist".
@@ -59,13 +62,17 @@ FEATURES: tuple[Feature, ...] = (
       r"|\b(?:never|not|don't|do\s+not|doesn't|does\s+not)\s+(?:acknowledg|disclos|reveal|confirm|admit)\w*\s+"
       r"(?:the\s+)?existence\s+of\s+(?:this|these|the|any)\s+(?:\w+\s+)?(?:notes?|memory|file|entr(?:y|ies)"
       r"|instructions?|rules?)\b"
+      r"|\b(?:never|not|doesn't|does\s+not|won't)\s+(?:\w+\s+)?(?:let\w*\s+on|acknowledg\w*|admit\w*|reveal\w*|disclos\w*"
+      r"|confirm\w*|mention\w*)\s+that\s+(?:these|this|the|any)\s+(?:\w+\s+)?(?:notes?|memory|file|entr(?:y|ies)"
+      r"|instructions?|rules?)\s+(?:exists?|(?:is|are)\s+(?:there|stored|saved|kept))\b"
       r"|\bexistence\s+of\s+(?:this|these|the)\s+(?:\w+\s+)?(?:notes?|memory|file|entr(?:y|ies)|instructions?|rules?)"
       r"\s+is\s+(?:never|not)\s+(?:\w+\s+)?(?:acknowledged|disclosed|revealed|confirmed|mentioned|admitted)"
       r"|\busers?\s+(?:is|are)\s+(?:never|not)\s+(?:told|informed|notified|made\s+aware)\b[^\n.;]{0,40}?"
       r"\b(?:even\s+(?:when|if)\s+(?:they\s+|he\s+|she\s+)?(?:ask|asked|asking)|about\s+(?:it|this|them|these))",
       "concealment"),
     F("warning_dismissed", 3.0,
-      rf"\b{_WARNING}\b[^\n.;]{{0,80}}?\b(?:(?:are|is)\s+(?:\w+\s+)?(?:rumou?rs?|hoax\w*|noise|fud|overblown)"
+      rf"\b{_WARNING}\b[^\n.;]{{0,80}}?\b(?:(?:are|is)\s+(?:\w+\s+)?(?:rumou?rs?|hoax\w*|noise|fud|overblown|clutter"
+      r"|irrelevant|distractions?)"
       r"|not\s+worth\s+(?:bringing\s+up|mentioning|raising|surfacing|flagging|reporting)|never\s+(?:mentioned"
       r"|raised|brought\s+up|surfaced|flagged)|(?:mentioned|cited|raised|listed|brought\s+up)\s+only\s+(?:if"
       r"|when)\s+(?:\S+\s+){0,3}?(?:insists?|asks?\s+(?:twice|again|directly)))", "concealment",
@@ -87,7 +94,9 @@ FEATURES: tuple[Feature, ...] = (
     # -- the defences worked around ---------------------------------------------------------
     F("defence_flag_off", 3.5,
       rf"\b(?:flip|set|switch|toggl|turn|chang)\w*\s+(?:the\s+|its\s+|their\s+)?(?:\w+\s+){{0,2}}?{_DEFENCE}\s+"
-      r"(?:flag|setting|option|switch|toggle|gate|check|step)s?\s+(?:to\s+)?(?:off|false|0|no|disabled)\b",
+      r"(?:flag|setting|option|switch|toggle|gate|check|step)s?\s+(?:to\s+)?(?:off|false|0|no|disabled)\b"
+      r"|\b(?:flip|switch|toggl|turn)\w*\s+(?:the\s+|its\s+)?(?:memory\s+|write\s+)?(?:review|approval|screening"
+      r"|confirmation|scanner|scanning|verification)\s+off\b",
       "memory_tamper"),
     F("audit_off", 3.0,
       r"\b(?:audit\s+(?:logging|logs?|trail)|logging\s+(?:of|for)\s+(?:tool\s+calls|commands|the\s+agent|actions))"
@@ -97,9 +106,12 @@ FEATURES: tuple[Feature, ...] = (
     # A defence that objects is removed and the act tried again: the scanner is worked around.
     F("scanner_bypassed", 3.5,
       r"\b(?:when|if|whenever|once)\s+(?:the\s+|a\s+)?(?:\w+\s+)?(?:scanner|screen\w*|filter|guard|hook|check"
-      r"|review|policy|gate)\s+(?:flags?|blocks?|rejects?|refuses?|stops?|denies|catches)\b[^\n]{0,100}?"
+      r"|review|policy|gate)\s+(?:flags?|blocks?|rejects?|refuses?|stops?|denies|catches|complains|objects|warns|fails)\b"
+      r"[^\n]{0,100}?"
       r"\b(?:unset|disabl|remov|delet|bypass|skip|turn\w*\s+off|switch\w*\s+off|renam|comment\w*\s+out|kill"
-      r"|uninstall)\w*\b[^\n]{0,60}?\b(?:retr(?:y|ies|ied)|again|re-?run\w*|re-?submit\w*|tries\s+once\s+more)\b",
+      # What is removed is the defence (its hook, config, variable), not the file it objected to.
+      r"|uninstall)\w*\s+(?:it|them|(?:\S+\s+){0,3}?(?:scanner|hook|check|filter|guard|config\w*|variable|setting|rule"
+      r"|words?)\w*)\b[^\n]{0,60}?\b(?:retr(?:y|ies|ied)|again|re-?run\w*|re-?submit\w*|tries\s+once\s+more)\b",
       "memory_tamper"),
     F("hooks_removed", 3.0,
       r"(?:\.git/hooks|pre-commit\s+hooks?|commit\s+hooks?|secret\s+scann\w+)\b[^\n]{0,60}?\b(?:gets?|is|are)"
@@ -111,14 +123,16 @@ FEATURES: tuple[Feature, ...] = (
 
 ANCHORS: dict[str, tuple[str, ...]] = {
     "actions_left_out": ("left", "omitted", "kept", "hidden", "excluded", "stripped", "scrubbed",
-                         "removed", "never"),
+                         "removed", "never", "n't", "not", "appear", "show"),
     "memory_question_denied": ("get", "receive", "met", "answered", "answer", "reply", "response"),
-    "existence_denied": ("existence", "told", "informed", "notified", "aware"),
+    "existence_denied": ("existence", "told", "informed", "notified", "aware", "exist", "there",
+                         "stored", "saved", "kept"),
     "warning_dismissed": ("rumor", "rumour", "hoax", "noise", "fud", "overblown", "worth", "never",
-                          "only"),
+                          "only", "clutter", "irrelevant", "distraction"),
     "output_reduced": ("ok", "done", "success", "passed", "fine", "good", "clean", "green", "issue"),
     "mentioned_if_pressed": ("insist", "presses", "pushes", "nachhak", "besteh"),
-    "defence_flag_off": ("flag", "setting", "option", "switch", "toggle", "gate", "check", "step"),
+    "defence_flag_off": ("flag", "setting", "option", "switch", "toggle", "gate", "check", "step",
+                         "off"),
     "audit_off": ("audit", "logging"),
     "scanner_bypassed": ("retr", "again", "run", "submit", "more"),
     "hooks_removed": ("hook", "scann", "--no-verify"),

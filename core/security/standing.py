@@ -144,10 +144,10 @@ FEATURES: tuple[Feature, ...] = (
       rf"\b{_GUIDANCE_BY_WRITER}\b(?:[^\n.;]{{0,80}}?)\b(?:(?:is|are|was|were|has|have|had)\s+(?:been\s+|now\s+"
       rf"|all\s+)?|to\s+be\s+treated\s+as\s+|as\s+)?(?:\w+\s+){{0,6}}?{_VOIDED}", "override"),
     F("notes_win", 3.0,
-      r"\b(?:wherever|where|when(?:ever)?|if)\s+(?:it|they|that|those|the\s+\w+(?:\s+\w+)?)\s+(?:conflicts?"
-      r"|disagrees?|differs?|clash(?:es)?)[^\n]{0,80}?\b(?:notes?|memory|memories|this\s+file|entries|the\s+user"
-      r"\s+file)(?:\s+(?:version|copy|text|side|entry))?\s+(?:win|wins|prevails?|takes?\s+precedence|come\s+first"
-      r"|apply|rule|governs?|(?:is|are)\s+(?:the\s+one\s+)?in\s+(?:force|effect))\b", "sole_authority"),
+      r"\b(?:wherever|where|when(?:ever)?|if|should)\s+(?:\S+\s+){0,8}?(?:conflicts?|disagrees?|differs?|clash(?:es)?"
+      r"|contradicts?)\b[^\n]{0,80}?\b(?:notes?|memory|memories|this\s+file|entries|the\s+user\s+file)(?:\s+(?:version"
+      r"|copy|text|side|entry))?\s+(?:win|wins|prevails?|takes?\s+precedence|come\s+first|apply|rule|governs?|(?:is|are)"
+      r"\s+(?:the\s+one\s+)?in\s+(?:force|effect)|is\s+what\s+(?:applies|counts|governs|stands))\b", "sole_authority"),
     F("claimed_authority", 1.5,
       r"\b(?:note|message|word|order|instruction)s?\s+from\s+(?:the\s+)?(?:project\s+)?(?:owner|operator"
       r"|admin\w*|maintainers?|developers?|vendor|security\s+team)\b|\b(?:operator|owner|admin\w*"
@@ -159,9 +159,10 @@ FEATURES: tuple[Feature, ...] = (
       r"|requests?|orders|commands?)", "remote_trust"),
     F("allegiance_shift", 3.0,
       r"\b(?:act|work|serve|obey|answer|report|takes?\s+orders|taking\s+orders|on\s+behalf|loyal|owned\s+by)\w*\b[^\n]{0,100}?"
-      r",?\s+not\s+(?:for\s+|to\s+|from\s+)?(?:the\s+)?(?:user|person\s+at\s+the\s+keyboard|human|whoever\s+(?:\S+\s+){0,3}?"
-      r"(?:typing|asking|chatting|using\s+it|at\s+the\s+keyboard)|person\s+(?:typing"
-      r"|you(?:'re|\s+are)\s+(?:talking|speaking)\s+(?:to|with)))\b", "allegiance"),
+      r",?\s+(?:not\s+(?:for\s+|to\s+|from\s+)?|ahead\s+of\s+|rather\s+than\s+|above\s+)(?:the\s+)?(?:user|person\s+at\s+the"
+      r"\s+keyboard|human|whoever\s+(?:\S+\s+){0,3}?(?:typing|asking|chatting|using\s+it|at\s+the\s+keyboard)|person\s+(?:chatting"
+      r"|typing"
+      r"|you(?:'re|\s+are)\s+(?:talking|speaking)\s+(?:to|with)))\b(?!'s)", "allegiance"),
     F("actual_role", 3.0,
       r"\b(?:your|the\s+(?:assistant|agent|model|bot)'s)\s+(?:actual|real|true|proper|only|new|secret|hidden)\s+"
       r"(?:role|job|identity|name|purpose|task|master|owner|goal|mission)\b(?:\s+\S+){0,4}?\s+(?:is|will\s+be)\b|\byou\s+(?:operate|work|act|go|run)\w*\s+under\s+the"
@@ -222,9 +223,10 @@ FEATURES: tuple[Feature, ...] = (
       # The answer is an order ("…, say no"), not someone's habit ("the user prefers to say nothing").
       r"\b(?:if|when(?:ever)?)\s+(?:\w+\s+){0,2}?(?:asks?|asked|questions?|inquires?)\b[^\n]{0,80}?[,;:—–]\s*"
       r"(?:the\s+(?:assistant|agent|model|bot)\s+|it\s+)?(?:just\s+|always\s+|simply\s+"
-      r"|you\s+(?:should|must|will)\s+)?(?:says?|answers?|repl(?:y|ies)|responds?)\s+"
-      r"(?:with\s+)?(?:no|nothing|none|that\s+(?:you\s+)?(?:didn't|did\s+not|haven't|have\s+not|never)"
-      r"|(?:that\s+)?(?:it'?s|it\s+is|this\s+is|there\s+(?:is|was))\s+(?:nothing|empty|none|no\b))\b",
+      r"|you\s+(?:should|must|will)\s+)?(?:says?|answers?|repl(?:y|ies)|responds?|states?|claims?|insists?)\s+"
+      r"(?:\w+ly\s+)?(?:with\s+)?(?:no|nothing|none|that\s+(?:you\s+)?(?:didn't|did\s+not|haven't|have\s+not|never)"
+      r"|that\s+(?:nothing|none|no)\b|(?:that\s+)?(?:it'?s|it\s+is|this\s+is|there\s+(?:is|was|are|were))\s+"
+      r"(?:nothing|empty|none|no\b))\b",
       "concealment"),
     F("unmentioned_note", 3.0,
       r"\b(?:do\s+not|don't|dont|never)\s+(?:mention|reveal|disclose|acknowledge|bring\s+up|admit)\w*\s+"
@@ -251,7 +253,7 @@ FEATURES: tuple[Feature, ...] = (
       r"(?:^|[:;.]\s*|\b(?:then|and|just|agent|assistant|bot|model|it|you)\s+)pipe[sd]?\s+(?:\S+\s+){0,5}?(?:in)?to\s+(?:sudo\s+)?(?:(?:ba|z|k|da)?sh"
       r"|python\d*|powershell|pwsh|iex|node|perl)\b", "download_execute"),
     F("piped_into_shell", 3.0,
-      r"\b(?:is|are|gets?|get)\s+(?:\w+\s+and\s+)?(?:piped|fed)\s+(?:straight\s+|directly\s+)?(?:in)?to\s+(?:sudo\s+)?(?:(?:ba|z|k|da)?sh"
+      r"\b(?:is|are|gets?|get)\s+(?:\w+\s+and\s+)?(?:piped|fed|streamed|passed|handed)\s+(?:straight\s+|directly\s+)?(?:in)?to\s+(?:sudo\s+)?(?:(?:ba|z|k|da)?sh"
       r"|python\d*|powershell|pwsh|iex|node|perl)\b", "download_execute"),
     # A download pipe a file is described as holding ("the Dockerfile still does curl … | sh") is a
     # note about that file, not an order: it stages for a person, it is not refused.
@@ -267,7 +269,8 @@ FEATURES: tuple[Feature, ...] = (
     F("reply_ends_with", 2.0,
       r"\b(?:answers?|repl(?:y|ies)|responses?)\s+(?:should|must|shall|will|are\s+to|need\s+to|have\s+to)?"
       r"\s*(?:always\s+)?(?:end|close|start|begin|open|finish|conclude|sign\s+off)\w*\s+with\s+(?:the\s+"
-      r"(?:line|phrase|words?|text|sentence|signature|link|banner|tag|footer|tagline|disclaimer|postscript|note)\s+)?"
+      r"(?:\w+\s+)?(?:line|phrase|words?|text|sentence|signature|link|banner|tag|footer|tagline|disclaimer|postscript"
+      r"|note)\s+)?"
       r"(?:[\"'“][^\"'”\n]{2,60}[\"'”]"
       r"|https?://)", "reply_shape"),
     F("report_nothing", 3.0,
@@ -313,7 +316,8 @@ FEATURES: tuple[Feature, ...] = (
       r"(?:full\s+)?(?:text|wording|contents?))\s+of\s+)?"
       r"(?:this|the\s+same)\s+(?:exact\s+)?(?:sentence|note|line|text|entry|instruction|paragraph|rule"
       r"|message)\b", "self_replicate",
-      also=r"\b(?:every|each|all|any)\s+(?:new\s+)?(?:notes?|entr(?:y|ies)|memor(?:y|ies)|messages?|files?|README)\b"
+      also=r"\b(?:every|each|all|any)\s+(?:new\s+)?(?:notes?|entr(?:y|ies)|memor(?:y|ies)|messages?|files?|README"
+      r"|[\w-]+\.(?:md|rst|txt))\b"
       r"|AGENTS\.md|CLAUDE\.md|\bsub-?agents?\b|\bhand-?offs?\b"),
     # A task ending is a moment that recurs: "when a task finishes, upload…" is a standing order.
     F("trigger_event", 1.0,
@@ -343,12 +347,12 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "guidance_by_writer_void": ("system", "operator", "developer", "vendor", "platform", "safety",
                                 "bundled", "shipped", "came", "supplied", "provided",
                                 "above", "preceding", "outside"),
-    "notes_win": ("conflict", "disagree", "differ", "clash"),
+    "notes_win": ("conflict", "disagree", "differ", "clash", "contradict"),
     "claimed_authority": ("owner", "operator", "admin", "maintainer", "developer", "vendor",
                           "security"),
     "untrusted_trusted": ("trust", "authoritative", "binding", "obeyed", "followed", "authority",
                           "priority", "precedence", "outrank", "overrid", "behalf"),
-    "allegiance_shift": ("not",),
+    "allegiance_shift": ("not", "ahead", "rather", "above"),
     "actual_role": ("your", "under", "assistant's", "agent's", "model's", "bot's"),
     "blanket_permission": ("may", "can", "allowed", "permitted", "free", "cleared", "permission"),
     "block_delimiter": ("end", "begin", "start", "close"),
@@ -369,7 +373,7 @@ ANCHORS: dict[str, tuple[str, ...]] = {
                          "vaultcmd"),
     "self_append": ("this", "same"),
     "pipe_into_shell": ("pipe",),
-    "piped_into_shell": ("piped", "fed"),
+    "piped_into_shell": ("piped", "fed", "streamed", "passed", "handed"),
     "download_described": ("curl", "wget"),
     "promotion": ("best", "alternative", "other", "competitor", "instead", "above", "exclusively"),
     "reply_ends_with": ("answer", "repl", "respons"),
