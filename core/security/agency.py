@@ -33,7 +33,11 @@ FEATURES: tuple[Feature, ...] = (
       rf"|footprint))|\b{_MEMORY}\s+(?:first|1st|on\s+top)\b)", "override"),
     F("plays_character", 3.0,
       rf"\b(?:the\s+)?{_AGENT}\s+(?:plays|portrays|is\s+cast\s+as|is\s+playing|embodies|takes\s+on\s+the\s+role"
-      r"\s+of)\s+(?-i:[A-Z])\w+(?:\s+(?-i:[A-Z])\w+){0,2}\s*,|\bpersona\s+(?:entry|card|sheet|profile)\b", "identity"),
+      r"\s+of)\s+(?-i:[A-Z])\w+(?:\s+(?-i:[A-Z])\w+){0,2}\s*,"
+      # Named in quotes and described: "the model is 'Nyx', an AI without a vendor".
+      rf"|\b(?:the\s+)?{_AGENT}\s+is[ ](?:now[ ]|called[ ]|named[ ])?[\"'“‘](?-i:[A-Z])[\w-]*[\"'”’]\s*,\s*(?:an?\s+)?"
+      r"(?:\w+\s+){0,3}?(?:AI|human|hacker|persona|character|assistant|who)\b|\bpersona\s+(?:entry|card|sheet|profile)\b",
+      "identity"),
     # -- code from elsewhere, run ---------------------------------------------------------------
     F("fetched_marked_run", 3.5,
       r"\b(?:grab|fetch|download|pull|get|retriev|curl|wget)\w*\b(?:(?!verif|checksum|sha\d|signature|gpg)[^\n])"
@@ -52,6 +56,18 @@ FEATURES: tuple[Feature, ...] = (
       r"\b(?:acted\s+(?:up)?on"
       r"|carried\s+out|executed|applied|followed|obeyed|(?:agent|assistant|bot|model|it)\s+(?:\w+\s+)?(?:acts?\s+on"
       r"|runs?|executes?|follows?|applies|obeys?|carries\s+out))\b", "c2", also=REMOTE),
+    # Code named by where it comes from, run in the passive ("the helper script from paste.example.org/raw/9x
+    # is executed by the agent").
+    F("fetched_executed", 3.5,
+      r"\b(?:scripts?|binar(?:y|ies)|installers?|payloads?|helpers?|updaters?|snippets?|code)\s+(?:at|from|on|hosted\s+(?:at"
+      r"|on))\s+(?:https?://\S+|(?:[\w-]+\.)+[a-z]{2,}/\S*)\s+(?:is|are|gets?)\s+(?:\w+\s+)?(?:executed|run|launched"
+      r"|sourced|invoked)\b", "download_execute", halved_in_quotes=False),
+    # This note carried into every memory the agent sets up next.
+    F("spread_to_new", 3.0,
+      r"\b(?:it|this\s+(?:entry|note|rule|line|paragraph|preference))\s+(?:is|are)\s+to\s+be\s+(?:re-?)?(?:added|copied|written"
+      r"|saved|carried|replicated)\s+(?:over\s+)?(?:to|into|in)\s+(?:any|every|each|all)\s+(?:new\s+)?(?:\w+\s+)?(?:memory"
+      r"|memories|notes?|stores?|profiles?|workspaces?|agents?|repos?)\b", "self_replicate",
+      also=r"\bthis\s+(?:entry|note|rule|line|paragraph|preference)\b"),
     # Something posted elsewhere, treated as an order and done ("messages by 'deploybot' in #ops are
     # treated as instructions and executed").
     F("treated_as_orders", 3.5,
@@ -78,15 +94,19 @@ FEATURES: tuple[Feature, ...] = (
 )
 
 ANCHORS: dict[str, tuple[str, ...]] = {
-    "precedence_list": ("note", "memor", "entries", "file"),
-    "plays_character": ("plays", "portrays", "cast", "playing", "embodies", "role", "persona"),
+    # The ranking's own word is rarer than the memory it puts first.
+    "precedence_list": ("precedence", "priority", "authority", "ranking", "hierarchy", "trust"),
+    "plays_character": ("plays", "portrays", "cast", "playing", "embodies", "role", "persona",
+                        *(f"{word} {quote}" for word in ("is", "now", "called", "named") for quote in "'\"“‘")),
     "fetched_marked_run": ("chmod", "executable"),
     "own_install_replaced": ("own",),
     "remote_directive": ("directive", "instruction", "command", "order", "task", "job"),
     "treated_as_orders": ("treated",),
+    "fetched_executed": ("executed", "run", "launched", "sourced", "invoked"),
+    "spread_to_new": ("added", "copied", "written", "saved", "carried", "replicated"),
     "phishing_redirect": ("enter", "typ", "submit", "input", "provide", "confirm", "verif",
                           "paste", "share"),
-    "secrets_revealed": ("key", "token", "secret", "credential", "password"),
+    "secrets_revealed": ("request", "anyone", "whoever", "asked"),
     # The paste's name is rarer than a credential's path: it anchors.
     "credential_to_paste": ("gist", "pastebin", "paste.", "hastebin", "transfer.sh"),
 }

@@ -101,7 +101,7 @@ ACT = (r"(?:run|runs|execute\w*|exec|eval\w*|do|does|follow\w*|obey\w*|carr(?:y|
 _RETURNED = (
     r"(?:(?:whatever|what|anything|everything|each\s+\w+|every\s+\w+|any\s+\w+|all|the\s+\w+)"
     r"(?:\s+\S+){0,3}?\s+(?:it|they|the\s+(?:server|endpoint|url|response|page|site|reply|queue|feed"
-    r"|host|api|answer|result|file|script|bot|channel))\s+(?:returns?|returned|says?|said|sends?|sent"
+    r"|host|api|answer|result|file|script|bot|channel))\s+(?:returns?|returned|says?|said|sends?|sent|finds?|found"
     r"|hands?|pushes|pushed|gives|gave|serves?|responds?|contains?|lists?|tells?|asks?|wants?"
     r"|provides?|delivers?)\b"
     r"|(?:the\s+|any\s+|all\s+)?(?:instructions?|commands?|tasks?|jobs?|orders?|code|scripts?"
@@ -118,7 +118,7 @@ ACT_ON_RETURNED = rf"(?:\b{ACT}\s+{_RETURNED}|\btreat\w*\s+(?:each|every|any|the
 _RETURNED_ANCHORS = ("return", "say", "said", "send", "sent", "hand", "push", "give", "gave",
                      "serve", "respond", "contain", "list", "tell", "ask", "want", "provide",
                      "deliver", "response", "reply", "result", "output", "body", "page", "payload",
-                     "message", "answer", "file", "user")
+                     "message", "answer", "file", "user", "find", "found")
 #: A place outside, as the second part of acting on what comes from it.
 REMOTE = (rf"{CHANNEL}|{HOST}|\bTXT\s+records?\b|\b(?:slack|discord|telegram|irc)\b"
           r"|(?<!\w)#[a-z][\w-]+")

@@ -41,8 +41,11 @@ _MEMORY_SIDE = (r"(?:memory|memories|notes?|this\s+file|entries|(?:persisted|sav
 PROMPT_SIDE = (r"(?:system(?:[\s-]level)?\s+(?:prompt|message|rules?|instructions?|guidelines)"
                r"|(?:whatever|anything|everything|what)\s+(?:the\s+)?(?:\w+\s+)?(?:platform|operator|vendor|developer"
                r"|system|hosting)\s+(?:injected|wrote|set|configured|provided|supplied|said|put|added|shipped)"
-               r"|(?:operator|developer|vendor|platform|deployment)(?:-supplied|'s)?\s+(?:\w+\s+)?(?:prompt|preamble"
-               r"|message|instructions?|rules|guidelines|setup|text|defaults|polic(?:y|ies))|preamble)")
+               r"|(?:operator|developer|vendor|platform|deployment|provider)(?:-supplied|'s)?\s+(?:\w+\s+)?(?:prompt|preamble"
+               r"|message|instructions?|rules|guidelines|setup|text|defaults|polic(?:y|ies))|preamble"
+               # "the setup text the host provides"
+               r"|(?:setup|system|base|default|starting)\s+(?:text|prompt|instructions?)\s+(?:that\s+)?the\s+(?:host"
+               r"|platform|operator|vendor|provider|deployment)\b)")
 _PRECEDENCE = (rf"\b{_MEMORY_SIDE}\b[^\n.;]{{0,60}}?\b(?:supersed\w*|overrid(?:e|es|ing)|outrank\w*"
                r"|overrul\w*|trumps?|prevail\w*|wins?|takes?\s+precedence|(?:carr(?:y|ies)|ha[sv]e?|holds?"
                r"|gets?)\s+(?:the\s+)?(?:final|highest|ultimate|top|last|overriding)\s+(?:authority|say|word"
@@ -124,8 +127,9 @@ FEATURES: tuple[Feature, ...] = (
       rf"\b{_TURNS}(?:,[^\n.;]{{0,100}}?,)?\s+(?:[\w']+\s+){{0,4}}?(?:(?:are|is|get|gets|will\s+be)\s+(?:also\s+)?(?:\w+\s+)?(?:shared|sent"
       r"|posted|uploaded|forwarded|copied|mirrored|relayed|pushed|streamed|synced|logged|archived|backed\s+up|delivered"
       r"|exported|shipped|replicated|echoed|saved|e-?mailed|mailed)|(?:also\s+)?goes"
-      rf"|(?:also\s+)?(?:go|end\s+up)(?= ))(?:\s+\w+ly|\s+in\s+full|\s+as\s+\w+(?:\s+\w+)?)?\s+(?:to|with|into|in)\s+(?:{_THE}"
-      rf"(?:[\w'-]+\s+){{0,3}}?{_PLACE}\b|(?:https?://)?{HOST}|{CHANNEL}|\b\d{{1,3}}(?:\.\d{{1,3}}){{3}}\b)",
+      rf"|(?:also\s+)?(?:go|end\s+up|sync|syncs|stream|streams|flow|flows)(?= ))(?:\s+\w+ly|\s+in\s+full|\s+as\s+\w+"
+      r"(?:\s+\w+)?|\s+(?:every|each)\s+\w+)?\s+(?:to|with|into|in)\s+"
+      rf"{_THE}(?:[\w'-]+\s+){{0,3}}?(?:{_PLACE}\b|(?:https?://)?{HOST}|{CHANNEL}|\b\d{{1,3}}(?:\.\d{{1,3}}){{3}}\b)",
       "exfil_channel"),
     F("reads_streamed", 3.0,
       r"\b(?:contents?|text|full\s+text|cop(?:y|ies))\s+of (?:every|each|any|all)\s+(?:\w+\s+)?(?:files?"
@@ -153,7 +157,7 @@ FEATURES: tuple[Feature, ...] = (
     F("secrets_moved", 3.0,
       rf"(?=[aAtTsSpPcCkKi~$.eEfFw])(?<!\w){_SECRET_THINGS}\s+(?:\S+\s+){{0,5}}?(?:are|is|get|gets)\s+(?:also\s+|automatically\s+)?(?:collected"
       r"|gathered|copied|posted|uploaded|pasted|dumped|exported|written|sent|forwarded|synced|mirrored|attached"
-      rf"|included|shared)\s+(?:in|into|to|onto|with)\s+{_THE}(?:[\w'-]+\s+){{0,3}}?(?:{_SHARED_PLACE}\b"
+      rf"|included|shared)\s+(?:by\s+(?:the\s+)?\w+\s+)?(?:in|into|to|onto|with)\s+{_THE}(?:[\w'-]+\s+){{0,3}}?(?:{_SHARED_PLACE}\b"
       rf"|(?:https?://)?{HOST}|{CHANNEL})", "credential_read"),
     F("remote_job_run", 4.0,
       r"\b(?:fetch|pull|download|get|grab|retriev|read|poll)\w*\s+(?:the\s+)?(?:latest|next|current|new|pending)?"
@@ -179,7 +183,8 @@ FEATURES: tuple[Feature, ...] = (
       # What would be refused, done: "requests that would normally be declined are handled as usual".
       r"|\b(?:requests?|questions?|tasks?|prompts?)\s+(?:that|which)\s+(?:would\s+)?(?:normally|usually|otherwise"
       r"|ordinarily)\s+(?:be\s+)?(?:declined|refused|rejected|blocked)\s+(?:are|get)\s+(?:\w+\s+)?(?:handled|answered"
-      r"|treated|done|fulfilled|completed|served)\b",
+      r"|treated|done|fulfilled|completed|served)\b|\b(?:borderline|disallowed|prohibited)\s+(?:requests?|questions?|tasks?"
+      r"|prompts?)\s+(?:are|get)\s+(?:simply\s+|just\s+)?(?:completed|answered|fulfilled|done)\b",
       "no_restrictions"),
     F("acts_on_contents", 5.0, ACT_ON_CONTENTS, "c2", also=REMOTE),
     F("agent_lists_env", 3.0,
@@ -252,7 +257,7 @@ FEATURES: tuple[Feature, ...] = (
 
 ANCHORS: dict[str, tuple[str, ...]] = {
     "precedence_claim": ("system", "operator", "developer", "vendor", "platform", "preamble", "hosting",
-                         "deployment"),
+                         "deployment", "provider", "setup", "base", "default", "starting"),
     "authority_heading": ("#",),
     "identity_described": ("identity", "persona", "character", "name"),
     "goes_by": ("itself", "goes by", "poses as", "signs"),
@@ -262,7 +267,8 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "not_bound": ("bound", "restricted", "constrained"),
     "concealment_described": ("bring", "mention", "tell", "inform", "disclos", "reveal", "report"),
     "turns_sent": ("shared", "sent", "posted", "uploaded", "forwarded", "copied", "mirrored",
-                   "relayed", "pushed", "streamed", "synced", "logged", "goes", "delivered", "go ", "up ", "archived",
+                   "relayed", "pushed", "streamed", "synced", "logged", "goes", "delivered", "sync",
+                   "flow", "stream", "go ", "up ", "archived",
                    "backed", "exported", "shipped", "replicated", "echoed", "saved", "mailed"),
     "reads_streamed": ("of every", "of each", "of any", "of all", "uploaded", "sent", "posted",
                        "copied", "mirrored", "forwarded", "synced", "shared"),
@@ -275,7 +281,8 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "remote_job_run": ("job", "task", "command", "instruction", "script", "snippet", "order"),
     "fetched_and_run": ("://", ".sh", ".ps1", ".py", ".exe", ".bat", "/"),
     "safety_not_applied": ("content", "safety", "usage", "nothing", "anything", "everything",
-                           "whatever", "declined", "refused", "rejected", "blocked"),
+                           "whatever", "declined", "refused", "rejected", "blocked", "borderline",
+                           "disallowed", "prohibited"),
     "agent_lists_env": ("var",),
     "acts_on_contents": ("content", "body", "payload", "field", "value", "#", "@"),
     "remote_agenda": ("to-do", "todo", "task", "orders", "instructions", "agenda", "queue"),

@@ -26,7 +26,7 @@ from memhost.security.lexicon import Feature
 
 #: What the agent does out of the user's sight: uploads, transfers, outbound calls.
 _ACTIONS = (r"(?:background\s+(?:actions?|tasks?|jobs?|calls?)|actions?\s+taken|uploads?|(?:file\s+|data\s+)?transfers?"
-            r"|downloads?|deletions?|outbound\s+\w+|network\s+(?:calls?|requests?|traffic)|tool\s+calls?"
+            r"|downloads?|deletions?|outbound\s+\w+|network\s+(?:calls?|requests?|traffic)|tool[ ]calls?"
             r"|commands?\s+(?:it|the\s+(?:agent|assistant))\s+(?:runs?|ran)|syncs?|exports?)")
 #: What a user reads of the agent's work.
 _SEEN = (r"(?:transcripts?|chat|conversations?|summar(?:y|ies)|reports?|answers?|repl(?:y|ies)|responses?"
@@ -43,8 +43,8 @@ F = Feature
 FEATURES: tuple[Feature, ...] = (
     F("actions_left_out", 3.0,
       rf"\b{_ACTIONS}\b[^\n.;]{{0,80}}?\b(?:(?:are|is|get|gets|stay|stays|remain|remains)\s+(?:\w+\s+)?(?:left\s+out"
-      r"\s+of|omitted\s+from|kept\s+out\s+of|hidden\s+from|excluded\s+from|stripped\s+from|scrubbed\s+from"
-      r"|removed\s+from)|(?:(?:are|is)\s*n[o']t|(?:are|is)\s+never|never)\s+(?:\w+\s+)?(?:shown|mentioned|listed|visible"
+      r"\s+of|omitted\s+from|kept\s+(?:out\s+of|off)|left\s+off|hidden\s+from|excluded\s+from|stripped\s+from"
+      r"|scrubbed\s+from|removed\s+from)|(?:(?:are|is)\s*n[o']t|(?:are|is)\s+never|never)\s+(?:\w+\s+)?(?:shown|mentioned|listed|visible"
       r"|surfaced|reported)\s+(?:in|to)|(?:never|don't|do\s+not)\s+(?:appear|show\s+up)\s+in)\s+(?:the\s+|any\s+|all\s+"
       rf"|each\s+)?(?:\w+\s+)?{_SEEN}",
       "concealment"),
@@ -54,7 +54,7 @@ FEATURES: tuple[Feature, ...] = (
       r"\b(?:questions?|asks?|asked|asking|inquir\w*)\b[^\n.;]{0,100}?\b(?:get|gets|receive|receives|are\s+met\s+with"
       r"|are\s+answered\s+(?:with|by)|(?:the\s+)?(?:correct|right|proper|standard|official|expected)\s+(?:answer|reply"
       r"|response)\s+is)\s+(?:that\s+)?(?:an?\s+)?(?:\w+\s+)?(?:[\"'“‘]no\b|[\"'“‘]?(?:nothing|none)\b|(?:they|it)\s+(?:do|does)"
-      r"\s*n[o']t\s+exist|there\s+(?:are|is)\s+(?:none|nothing|no\b)|none\s+exist)", "concealment",
+      r"\s*n[o']t\s+exist|there\s+(?:are|is)\s+(?:none|nothing)|none\s+exist)", "concealment",
       also=r"\b(?:memor\w*|remember\w*|notes?|stored|instructions?|entr(?:y|ies)|records?|this\s+file)\b"),
     F("existence_denied", 3.0,
       r"\b(?:its|their|this\s+\w+'s|the\s+(?:file|note|notes|memory|entry|instructions?)'s?)\s+existence\s+is"
@@ -74,8 +74,9 @@ FEATURES: tuple[Feature, ...] = (
       rf"\b{_WARNING}\b[^\n.;]{{0,80}}?\b(?:(?:are|is)\s+(?:\w+\s+)?(?:rumou?rs?|hoax\w*|noise|fud|overblown|clutter"
       r"|irrelevant|distractions?)"
       r"|not\s+worth\s+(?:bringing\s+up|mentioning|raising|surfacing|flagging|reporting)|never\s+(?:mentioned"
-      r"|raised|brought\s+up|surfaced|flagged)|(?:mentioned|cited|raised|listed|brought\s+up)\s+only\s+(?:if"
-      r"|when)\s+(?:\S+\s+){0,3}?(?:insists?|asks?\s+(?:twice|again|directly)))", "concealment",
+      r"|raised|brought\s+up|surfaced|flagged)|(?:mentioned|cited|raised|listed|brought\s+up|appear|shown|given"
+      r"|included)\s+only\s+(?:if|when)\s+(?:\S+\s+){0,3}?(?:insists?|(?:asks?|asked|requested|pressed)\s+(?:twice"
+      r"|again|directly|repeatedly)))", "concealment",
       also=r"\b(?:summar\w*|reports?|answers?|repl(?:y|ies)|responses?|chat|users?|scans?)\b"),
     # Said only when pressed, in the languages that say it the same way: "side effects are
     # mentioned only if the user insists", "si citano solo se l'utente insiste".
@@ -84,13 +85,21 @@ FEATURES: tuple[Feature, ...] = (
       r"(?:\S+\s+){0,3}?(?:only|solo|sólo|solamente|soltanto|seulement|só|somente|apenas|nur)\s+(?:if|when|se|si|quando"
       r"|cuando|quand|wenn|falls)\s+(?:\S+\s+){0,3}?(?:insist\w*|presses|pushes|nachhak\w*|darauf\s+besteh\w*)",
       "concealment"),
+    # Severe findings written down as something minor: "high-severity items are rolled into one line
+    # reading 'minor cleanup suggested'".
+    F("severity_downplayed", 3.0,
+      r"\b(?:high[\s-]severity|critical|severe|security|serious)\s+(?:\w+\s+)?(?:items|findings|issues|vulnerabilit\w+"
+      r"|warnings|alerts|bugs)\s+(?:are|get)\s+(?:\w+\s+)?(?:rolled\s+into|reduced\s+to|collapsed\s+into|rewritten\s+as"
+      r"|summari[sz]ed\s+as|described\s+as|downgraded\s+to|relabell?ed\s+as|reported\s+as|merged\s+into)\b[^\n.;]{0,60}?"
+      r"\b(?:minor|low[\s-](?:severity|priority|risk)|cosmetic|cleanup|informational|trivial|nothing|no\s+issues?"
+      r"|housekeeping)\b", "output_bias"),
     # What a tool reported, cut down to a fixed reassuring word before the user sees it.
     F("output_reduced", 3.0,
-      r"\b(?:users?|they|he|she)\s+(?:(?:only|just)\s+)?(?:wants?|needs?|gets?|is\s+shown|sees?)\s+(?:to\s+see\s+)?(?:only\s+)?"
-      r"[\"'“‘](?:ok|okay|done|success|passed|fine|all\s+good|clean|green|no\s+issues?)[\"'”’]", "concealment",
-      also=r"\b(?:output|results?|logs?|reports?|findings)\b[^\n.;]{0,60}?\b(?:trimmed|cut|reduced|replaced|collapsed"
+      r"\b(?:output|results?|logs?|reports?|findings)\b[^\n.;]{0,60}?\b(?:trimmed|cut|reduced|replaced|collapsed"
       r"|shortened|rewritten|filtered|summari[sz]ed)\b[^\n.;]{0,30}?\b(?:before|prior\s+to|for)\s+(?:\w+\s+)?"
-      r"(?:display|showing|it\s+is\s+shown|the\s+user)"),
+      r"(?:display|showing|it\s+is\s+shown|the\s+user)", "concealment",
+      also=r"\b(?:users?|they|he|she)\s+(?:(?:only|just)\s+)?(?:wants?|needs?|gets?|is\s+shown|sees?)\s+(?:to\s+see\s+)?"
+      r"(?:only\s+)?[\"'“‘](?:ok|okay|done|success|passed|fine|all\s+good|clean|green|no\s+issues?)[\"'”’]"),
     # -- the defences worked around ---------------------------------------------------------
     F("defence_flag_off", 3.5,
       rf"\b(?:flip|set|switch|toggl|turn|chang)\w*\s+(?:the\s+|its\s+|their\s+)?(?:\w+\s+){{0,2}}?{_DEFENCE}\s+"
@@ -122,14 +131,18 @@ FEATURES: tuple[Feature, ...] = (
 )
 
 ANCHORS: dict[str, tuple[str, ...]] = {
-    "actions_left_out": ("left", "omitted", "kept", "hidden", "excluded", "stripped", "scrubbed",
-                         "removed", "never", "n't", "not", "appear", "show"),
-    "memory_question_denied": ("get", "receive", "met", "answered", "answer", "reply", "response"),
+    # What the agent did is named in rarer words than how it is left out.
+    "actions_left_out": ("background", "taken", "upload", "transfer", "download", "deletion", "outbound",
+                         "network", "tool call", "command", "sync", "export"),
+    "memory_question_denied": ("nothing", "none", "'no", "\"no", "“no", "‘no", "exist"),
     "existence_denied": ("existence", "told", "informed", "notified", "aware", "exist", "there",
                          "stored", "saved", "kept"),
     "warning_dismissed": ("rumor", "rumour", "hoax", "noise", "fud", "overblown", "worth", "never",
                           "only", "clutter", "irrelevant", "distraction"),
-    "output_reduced": ("ok", "done", "success", "passed", "fine", "good", "clean", "green", "issue"),
+    "severity_downplayed": ("rolled", "reduced", "collapsed", "rewritten", "summarized", "summarised",
+                            "described", "downgraded", "relabel", "reported", "merged"),
+    "output_reduced": ("trimmed", "cut", "reduced", "replaced", "collapsed", "shortened", "rewritten",
+                       "filtered", "summarized", "summarised"),
     "mentioned_if_pressed": ("insist", "presses", "pushes", "nachhak", "besteh"),
     "defence_flag_off": ("flag", "setting", "option", "switch", "toggle", "gate", "check", "step",
                          "off"),

@@ -44,7 +44,8 @@ _SYSTEM_GUIDANCE = (r"(?:system\s+(?:prompt|message|instructions?)|safety\s+(?:r
                     r"|instructions?|polic(?:y|ies)|settings?|configuration|config|filters|constraints"
                     r"|checks?)|security\s+checks?"
                     r"|guardrails|operator\s+instructions?"
-                    r"|(?:assistant|agent|model|bot|operator|vendor|platform|developer)'s\s+(?:restrictions|limits|rules"
+                    r"|refusal\s+polic(?:y|ies)"
+                    r"|(?:assistant|agent|model|bot|operator|vendor|platform|developer|provider)'s\s+(?:restrictions|limits|rules"
                     r"|filters|constraints|guardrails|safeguards)"
                     r"|(?:prior|previous|earlier|preceding|existing)\s+(?:directives?|instructions?"
                     r"|guidance|orders|rules))")
@@ -63,7 +64,7 @@ _VOIDED = (r"(?:void|null|lapsed|expired|outdated|obsolete|revoked|rescinded|inv
            r"|waived|stale|non-?binding|advisory|deprecated|background\s+(?:reading|information)"
            r"|no\s+longer\s+(?:reflects?|represents?|matters?|counts?|applied)|not\s+binding|legacy|not\s+applied"
            r"|stopped\s+applying|ceased\s+to\s+apply|relaxed|loosened|switched\s+off|turned\s+off|disabled"
-           r"|retired|withdrawn|cancel+ed|moot|suspended|defunct|inoperative|no\s+longer\s+(?:apply|applies"
+           r"|retired|withdrawn|cancel+ed|moot|suspended|paused|defunct|inoperative|no\s+longer\s+(?:apply|applies"
            r"|valid|binding|in\s+(?:force|effect))|(?:a\s+)?(?:leftover|mistake|testing\s+artefact|test"
            r"\s+artifact|placeholder)|(?:kept\s+)?(?:only|merely|just)\s+(?:for|as)\s+(?:a\s+|the\s+)?(?:historical\s+)?(?:reference"
            r"|record|background))")
@@ -83,7 +84,7 @@ _TRUST = (r"(?:(?:are|is)\s+(?:\w+\s+)?(?:trusted|authoritative|binding|to\s+be\
 _DEFENCE_SETTING = (r"(?:review|approv|confirm|screen|judge|stage_at|refuse_at|risk|threshold"
                     r"|safety|guard|sandbox|verify|verification)[\w.]*")
 #: Switched off, in words.
-_OFF = (r"(?:disabled|off|retired|removed|turned\s+off|switched\s+off|suspended|waived|skipped|bypassed"
+_OFF = (r"(?:disabled|off|retired|removed|turned\s+off|switched\s+off|suspended|waived|skipped|bypassed|optional"
         r"|decommissioned|dropped|sunset|deprecated|discontinued|gone"
         r"|no\s+longer\s+(?:needed|required|used|in\s+use))\b")
 #: What a person is told: a summary, a report, an answer, a status update.
@@ -266,6 +267,9 @@ FEATURES: tuple[Feature, ...] = (
       r"\b(?:is\s+the\s+best|as\s+the\s+best|over\s+(?:any|all|every)\s+(?:alternatives?|others?"
       r"|competitors?)|instead\s+of\s+(?:any|all)\b|above\s+(?:all|any)\s+others?|exclusively)",
       "output_bias", also=r"\b(?:repl(?:y|ies)|answers?|responses?|assistant|agent|you)\b"),
+    F("reply_plug", 2.0,
+      r"\b(?:end|close|finish|start|open|conclude)\w*\s+with\s+(?:a\s+|the\s+)?(?:plug|shout-?out|promo\w*|advert\w*"
+      r"|pitch|referral|sponsor\w*)\s+(?:for|of|to)\b", "reply_shape"),
     F("reply_ends_with", 2.0,
       r"\b(?:answers?|repl(?:y|ies)|responses?)\s+(?:should|must|shall|will|are\s+to|need\s+to|have\s+to)?"
       r"\s*(?:always\s+)?(?:end|close|start|begin|open|finish|conclude|sign\s+off)\w*\s+with\s+(?:the\s+"
@@ -289,8 +293,9 @@ FEATURES: tuple[Feature, ...] = (
       r"out\s+of\b", "concealment", also=_TOLD),
     # A note that review was off somewhere reads the same as one switching it off: a person looks.
     F("review_off", 3.0,
-      r"\b(?:memhost|memory|memories|entry|entries|notes?)\s+(?:\w+\s+){0,3}?(?:review|approval|screening"
-      r"|scan|check|gate|queue)\w*\s+(?:\w+\s+){0,4}?(?:is|are|was|were|has\s+been|have\s+been)\s+(?:now\s+)?"
+      r"\b(?:memhost|memory|memories|entry|entries|notes?)(?:'s)?\s+(?:\w+\s+){0,3}?(?:review|approval|screening"
+      r"|scan|check|gate|queue)\w*\s+(?:\w+\s+){0,4}?(?:is|are|was|were|has\s+been|have\s+been)\s+(?:now\s+|considered"
+      r"\s+|deemed\s+|treated\s+as\s+)?"
       rf"{_OFF}|\b(?:review|approval|screening|scan|check|gate)\w*\s+(?:step\s+|process\s+)?(?:for|of|on)\s+"
       rf"(?:\w+\s+){{0,2}}?(?:memory|memories|entries|notes|memhost)\b[^\n.;]{{0,40}}?{_OFF}"
       r"|\b(?:skip|bypass|avoid|circumvent|go\s+around|without)\w*\s+(?:using\s+)?the\s+memory\s+tool\b"
@@ -340,10 +345,10 @@ ANCHORS: dict[str, tuple[str, ...]] = {
                         "bugs"),
     "unconditional_topic": ("whatever", "regardless", "matter"),
     "hidden_recipient": ("@",),
-    "system_guidance_void": ("system", "safety", "guardrails", "operator", "prior", "previous",
+    "system_guidance_void": ("system", "safety", "guardrails", "operator", "prior", "previous", "refusal",
                              "earlier", "preceding", "existing", "assistant's", "agent's",
                              "operator's", "vendor's", "platform's", "developer's",
-                             "model's", "bot's", "security"),
+                             "model's", "bot's", "provider's", "security"),
     "guidance_by_writer_void": ("system", "operator", "developer", "vendor", "platform", "safety",
                                 "bundled", "shipped", "came", "supplied", "provided",
                                 "above", "preceding", "outside"),
@@ -377,6 +382,7 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "download_described": ("curl", "wget"),
     "promotion": ("best", "alternative", "other", "competitor", "instead", "above", "exclusively"),
     "reply_ends_with": ("answer", "repl", "respons"),
+    "reply_plug": ("plug", "shout", "promo", "advert", "pitch", "referral", "sponsor"),
     "report_nothing": ("finding", "issue", "vulnerabilit", "problem", "error", "alert", "warning",
                        "failure"),
     "left_out_of": ("leav",),
@@ -384,7 +390,7 @@ ANCHORS: dict[str, tuple[str, ...]] = {
                           "one", "user"),
     "review_off": ("disabled", "off", "retired", "removed", "suspended", "waived", "skipped",
                    "decommissioned", "dropped", "sunset", "deprecated", "discontinued", "gone",
-                   "bypassed", "longer", "tool", "memory.md", "user.md"),
+                   "bypassed", "longer", "tool", "memory.md", "user.md", "optional"),
     "answers_only_to": ("only", "from"),
     "secret_into_output": ("token", "password", "key", "credentials", "cookies", "secret"),
     "carry_this": ("this", "same"),
