@@ -37,7 +37,7 @@ from typing import Any
 
 from memhost.builtin_providers import crashpoints, entrymeta, journal
 from memhost.builtin_providers.archive import Archive
-from memhost.builtin_providers.entries import DELIMITER
+from memhost.builtin_providers.entries import DELIMITER, remember_committed
 from memhost.files import PRIVATE_FILE, atomic_write_bytes, fsync_dir
 
 log = logging.getLogger(__name__)
@@ -165,7 +165,10 @@ class StoreFile:
         lock); the text the file holds afterwards. ``text`` is ``data`` decoded (``None`` when
         it is not valid UTF-8, which a write cut short by a power cut can leave)."""
         last = journal.state(self.journal).last
-        if last is None or last["text"] == text:
+        if last is None:
+            return text
+        if last["text"] == text:
+            remember_committed(text)
             return text
         if ident is None:
             lost = last.get("before") is None  # the write created the file; it is gone again
@@ -178,6 +181,7 @@ class StoreFile:
                     "before replacing the file, or a power cut undid it); writing it now "
                     "from %s", self.path, self.journal.name)
         atomic_write_bytes(self.path, last["text"].encode("utf-8"))
+        remember_committed(last["text"])
         return last["text"]
 
     # -- writing ------------------------------------------------------------------------------

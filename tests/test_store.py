@@ -692,6 +692,38 @@ class TestDrift:
         assert backups(store) == []
 
 
+    def test_another_process_s_committed_write_is_split_not_parsed(
+            self, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        import subprocess
+        import sys
+
+        from memhost.builtin_providers import entries
+
+        store = MemoryStore(home)
+        store.add("memory", "alpha\n  with an indented second line")
+        writer = ("import sys; from pathlib import Path; "
+                  "from memhost.builtin_providers.store import MemoryStore; "
+                  "s = MemoryStore(Path(sys.argv[1])); "
+                  "assert s.add('memory', 'beta  §  in the middle').ok; "
+                  "assert s.replace('memory', 'alpha', 'alpha, changed').ok")
+        subprocess.run([sys.executable, "-c", writer, str(home)], check=True, timeout=60)
+        parsed: list[str] = []
+        real = entries._parse
+        monkeypatch.setattr(entries, "_parse", lambda raw: parsed.append(raw) or real(raw))
+        # The other process's text is its journal's last record: known clean, so this write,
+        # its drift guard included, reads the entries without parsing the file.
+        assert store.replace("memory", "beta", "beta, changed").ok
+        assert parsed == []
+        assert store.entries("memory") == ["alpha, changed", "beta, changed"]
+        # A file edited outside memhost since is parsed, formatting and all.
+        on_disk = store.path("memory").read_text(encoding="utf-8")
+        store.path("memory").write_text(on_disk.replace("\n§\n", "  \r\n§\r\n") + "\n\n",
+                                        encoding="utf-8")
+        assert store.remove("memory", "alpha").ok
+        assert parsed
+        assert store.entries("memory") == ["beta, changed"]
+
+
 # -- archive, restore and metadata --------------------------------------------------------------
 
 class TestArchive:
