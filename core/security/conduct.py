@@ -44,7 +44,7 @@ PROMPT_SIDE = (r"(?:system(?:[\s-]level)?\s+(?:prompt|message|rules?|instruction
                r"|(?:operator|developer|vendor|platform|deployment|provider)(?:-supplied|'s)?\s+(?:\w+\s+)?(?:prompt|preamble"
                r"|message|instructions?|rules|guidelines|setup|text|defaults|polic(?:y|ies))|preamble"
                # "the setup text the host provides"
-               r"|(?:setup|system|base|default|starting)\s+(?:text|prompt|instructions?)\s+(?:that\s+)?the\s+(?:host"
+               r"|(?:setup|system|default|starting)\s+(?:text|prompt|instructions?)\s+(?:that\s+)?the\s+(?:host"
                r"|platform|operator|vendor|provider|deployment)\b)")
 _PRECEDENCE = (rf"\b{_MEMORY_SIDE}\b[^\n.;]{{0,60}}?\b(?:supersed\w*|overrid(?:e|es|ing)|outrank\w*"
                r"|overrul\w*|trumps?|prevail\w*|wins?|takes?\s+precedence|(?:carr(?:y|ies)|ha[sv]e?|holds?"
@@ -129,7 +129,8 @@ FEATURES: tuple[Feature, ...] = (
       r"|exported|shipped|replicated|echoed|saved|e-?mailed|mailed)|(?:also\s+)?goes"
       rf"|(?:also\s+)?(?:go|end\s+up|sync|syncs|stream|streams|flow|flows)(?= ))(?:\s+\w+ly|\s+in\s+full|\s+as\s+\w+"
       r"(?:\s+\w+)?|\s+(?:every|each)\s+\w+)?\s+(?:to|with|into|in)\s+"
-      rf"{_THE}(?:[\w'-]+\s+){{0,3}}?(?:{_PLACE}\b|(?:https?://)?{HOST}|{CHANNEL}|\b\d{{1,3}}(?:\.\d{{1,3}}){{3}}\b)",
+      rf"(?:{_THE}(?:[\w'-]+\s+){{0,3}}?{_PLACE}\b|(?:https?://)?{HOST}|{CHANNEL}"
+      r"|(?:[\w'-]+\s+){0,3}?\d{1,3}(?:\.\d{1,3}){3}\b)",
       "exfil_channel"),
     F("reads_streamed", 3.0,
       r"\b(?:contents?|text|full\s+text|cop(?:y|ies))\s+of (?:every|each|any|all)\s+(?:\w+\s+)?(?:files?"
@@ -257,7 +258,7 @@ FEATURES: tuple[Feature, ...] = (
 
 ANCHORS: dict[str, tuple[str, ...]] = {
     "precedence_claim": ("system", "operator", "developer", "vendor", "platform", "preamble", "hosting",
-                         "deployment", "provider", "setup", "base", "default", "starting"),
+                         "deployment", "provider", "setup", "default", "starting"),
     "authority_heading": ("#",),
     "identity_described": ("identity", "persona", "character", "name"),
     "goes_by": ("itself", "goes by", "poses as", "signs"),

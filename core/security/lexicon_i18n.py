@@ -289,7 +289,7 @@ _MORE: dict[str, dict[str, tuple[str, ...]]] = {
     "ru": {"void": ("приоритет над",), "hide": ("не сообща", "отрица"), "ask": ("попроси", "запроси", "спроси", "требуй"),
            "secret": ("пароль", "код подтверждения"), "again": ("восстанов", "снова добав"),
            "entry": ("эту запись", "эта запись")},
-    "tr": {"hide": ("olmadığını söyle", "anılmaz", "bahsedilmez"), "ask": ("iste", "sorar", "sorun"),
+    "tr": {"hide": ("olmadığını söyle", "anılmaz", "bahsedilmez"), "ask": ("sorar", "talep"),
            "secret": ("şifre", "parola", "doğrulama kodu"), "again": ("yeniden ekle", "geri ekle"),
            "entry": ("bu not", "bu kayd")},
     "zh": {"void": ("优先于",), "ask": ("索要", "索取", "要求用户提供", "让用户提供", "让用户输入"),

@@ -127,11 +127,15 @@ FEATURES: tuple[Feature, ...] = (
       r"\b(?:output|result|contents?|dump|listing|full\s+list)\s+of\s+(?:[`'\"](?:env|printenv|set"
       r"|export(?:\s+-p)?|declare\s+-p|(?:gci|get-childitem|dir|ls)\s+env:)[`'\"]|(?:env|printenv"
       r"|export\s+-p|declare\s+-p|(?:gci|get-childitem|dir|ls)\s+env:)(?=\s*(?:[,.;:)(]|$|\s+(?:to"
-      r"|into|in|and|so|with|command)\b)))|(?:[`'\"](?:env|printenv|set|export(?:\s+-p)?)[`'\"]|\b(?:complete|full|entire)"
-      r"\s+env(?:ironment)?)\s+(?:listing|output|dump)\b"
+      r"|into|in|and|so|with|command)\b)))"
       r"|\b(?:all|every|each)\s+(?:of\s+the\s+|the\s+)?(?:shell|environment|env)\s+var\w*[^\n]{0,60}?"
       r"\b(?:unmasked|unredacted|in\s+full|verbatim|(?:to|into|in)\s+(?:the|your|each|every)\s+"
       r"(?:answer|reply|response|chat|output))", "env_dump"),
+    # The listing named after the command: "the complete `env` listing", "the full env dump". Its
+    # own feature, anchored on the noun, so the older one's patterns stay as cheap as they were.
+    F("env_listing", 3.0,
+      r"(?:[`'\"](?:env|printenv|set|export(?:\s+-p)?)[`'\"]|\b(?:complete|full|entire)\s+env(?:ironment)?)\s+(?:listing"
+      r"|dump)\b", "env_dump"),
     # -- the agent's guidance and identity --------------------------------------------------------
     F("set_aside", 6.0,
       rf"\b(?:set|put|lay|push|leave|move)\w*\s+(?:\S+\s+){{0,4}}?{INSTRUCTIONS}\s+(?:aside|to\s+(?:one"
@@ -190,6 +194,7 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "top_priority": ("priority",),
     "credential_recite": CREDENTIAL_ANCHORS,
     "env_output": ("env", "set", "export", "declare", "var"),
+    "env_listing": ("listing", "dump"),
     "set_aside": ("aside", "side", "hold", "behind"),
     "elevated_identity": ("you",),
     "environment_out": ("environment", "unredacted", "unmasked", "verbatim", "runtime", "env"),

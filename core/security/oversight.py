@@ -42,7 +42,7 @@ _DEFENCE = (r"(?:review|approval|screening|confirmation|safety|scanner|scanning|
 F = Feature
 FEATURES: tuple[Feature, ...] = (
     F("actions_left_out", 3.0,
-      rf"\b{_ACTIONS}\b[^\n.;]{{0,80}}?\b(?:(?:are|is|get|gets|stay|stays|remain|remains)\s+(?:\w+\s+)?(?:left\s+out"
+      rf"(?=[btudeoncsTUDEONCS])\b{_ACTIONS}\b[^\n.;]{{0,80}}?\b(?:(?:are|is|get|gets|stay|stays|remain|remains)\s+(?:\w+\s+)?(?:left\s+out"
       r"\s+of|omitted\s+from|kept\s+(?:out\s+of|off)|left\s+off|hidden\s+from|excluded\s+from|stripped\s+from"
       r"|scrubbed\s+from|removed\s+from)|(?:(?:are|is)\s*n[o']t|(?:are|is)\s+never|never)\s+(?:\w+\s+)?(?:shown|mentioned|listed|visible"
       r"|surfaced|reported)\s+(?:in|to)|(?:never|don't|do\s+not)\s+(?:appear|show\s+up)\s+in)\s+(?:the\s+|any\s+|all\s+"
@@ -71,7 +71,7 @@ FEATURES: tuple[Feature, ...] = (
       r"\b(?:even\s+(?:when|if)\s+(?:they\s+|he\s+|she\s+)?(?:ask|asked|asking)|about\s+(?:it|this|them|these))",
       "concealment"),
     F("warning_dismissed", 3.0,
-      rf"\b{_WARNING}\b[^\n.;]{{0,80}}?\b(?:(?:are|is)\s+(?:\w+\s+)?(?:rumou?rs?|hoax\w*|noise|fud|overblown|clutter"
+      rf"(?=[acvbsdrimACVBSDRIM])\b{_WARNING}\b[^\n.;]{{0,80}}?\b(?:(?:are|is)\s+(?:\w+\s+)?(?:rumou?rs?|hoax\w*|noise|fud|overblown|clutter"
       r"|irrelevant|distractions?)"
       r"|not\s+worth\s+(?:bringing\s+up|mentioning|raising|surfacing|flagging|reporting)|never\s+(?:mentioned"
       r"|raised|brought\s+up|surfaced|flagged)|(?:mentioned|cited|raised|listed|brought\s+up|appear|shown|given"
@@ -102,7 +102,7 @@ FEATURES: tuple[Feature, ...] = (
       r"(?:only\s+)?[\"'“‘](?:ok|okay|done|success|passed|fine|all\s+good|clean|green|no\s+issues?)[\"'”’]"),
     # -- the defences worked around ---------------------------------------------------------
     F("defence_flag_off", 3.5,
-      rf"\b(?:flip|set|switch|toggl|turn|chang)\w*\s+(?:the\s+|its\s+|their\s+)?(?:\w+\s+){{0,2}}?{_DEFENCE}\s+"
+      rf"(?=[fstcFSTC])\b(?:flip|set|switch|toggl|turn|chang)\w*\s+(?:the\s+|its\s+|their\s+)?(?:\w+\s+){{0,2}}?{_DEFENCE}\s+"
       r"(?:flag|setting|option|switch|toggle|gate|check|step)s?\s+(?:to\s+)?(?:off|false|0|no|disabled)\b"
       r"|\b(?:flip|switch|toggl|turn)\w*\s+(?:the\s+|its\s+)?(?:memory\s+|write\s+)?(?:review|approval|screening"
       r"|confirmation|scanner|scanning|verification)\s+off\b",
