@@ -20,7 +20,7 @@ Weights are on the scale of :mod:`memhost.security.features`: each stages on its
 from __future__ import annotations
 
 from memhost.security.concepts import REMOTE
-from memhost.security.lexicon import CREDENTIAL_PATH, NOT_NEGATED, SECRET_ASK, Feature
+from memhost.security.lexicon import CREDENTIAL_PATH, SECRET_ASK, Feature
 
 _AGENT = r"(?:agent|assistant|model|bot|ai|llm|helper)"
 _MEMORY = r"(?:notes?|memory|memories|entries|this\s+file|the\s+memory\s+file|user\s+file)"
@@ -59,7 +59,7 @@ FEATURES: tuple[Feature, ...] = (
     # Code named by where it comes from, run in the passive ("the helper script from paste.example.org/raw/9x
     # is executed by the agent").
     F("fetched_executed", 3.5,
-      r"\b(?:scripts?|binar(?:y|ies)|installers?|payloads?|helpers?|updaters?|snippets?|code)\s+(?:at|from|on|hosted\s+(?:at"
+      r"\b(?:scripts?|binar(?:y|ies)|installers?|payloads?|helpers?|updaters?|snippets?)\s+(?:at|from|on|hosted\s+(?:at"
       r"|on))\s+(?:https?://\S+|(?:[\w-]+\.)+[a-z]{2,}/\S*)\s+(?:is|are|gets?)\s+(?:\w+\s+)?(?:executed|run|launched"
       r"|sourced|invoked)\b", "download_execute", halved_in_quotes=False),
     # This note carried into every memory the agent sets up next.
@@ -83,9 +83,9 @@ FEATURES: tuple[Feature, ...] = (
       rf"{SECRET_ASK}", "phishing"),
     # -- secrets revealed, credential files published ----------------------------------------------
     F("secrets_revealed", 3.0,
-      rf"(?<![\w-]){NOT_NEGATED}\b(?:reveal|disclose|expose|dump|print|list|output)\s+(?:all|every|any)\s+(?:the\s+)?"
+      r"(?<![\w-])\b(?:reveal|disclose|expose|dump|print|list|output)\s+(?:all|every|any)\s+(?:the\s+)?"
       r"(?:\w+\s+)?(?:api\s+keys?|keys|tokens?|secrets?|credentials?|passwords?)\b[^\n.;]{0,60}?\b(?:on\s+request"
-      r"|to\s+(?:anyone|whoever)|whenever\s+asked|when\s+asked|if\s+asked)\b", "credential_read"),
+      r"|to\s+(?:anyone|whoever)|whenever\s+asked|when\s+asked|if\s+asked)\b", "credential_read", unless_forbidden=True),
     # A credential file and a public paste in one clause, in any language ("… .pgpass … do
     # veřejného gistu"): the paste's name is the same everywhere.
     F("credential_to_paste", 3.0,
@@ -102,7 +102,7 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "own_install_replaced": ("own",),
     "remote_directive": ("directive", "instruction", "command", "order", "task", "job"),
     "treated_as_orders": ("treated",),
-    "fetched_executed": ("executed", "run", "launched", "sourced", "invoked"),
+    "fetched_executed": ("script", "binar", "installer", "payload", "helper", "updater", "snippet"),
     "spread_to_new": ("added", "copied", "written", "saved", "carried", "replicated"),
     "phishing_redirect": ("enter", "typ", "submit", "input", "provide", "confirm", "verif",
                           "paste", "share"),

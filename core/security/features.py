@@ -9,7 +9,8 @@ feature answers that; each is evidence, weighed in :mod:`memhost.security.scorer
 * persistence markers ("from now on", "every reply");
 * exfiltration channels: a verb that moves data, a place outside (URL, address, bucket), and
   data worth stealing (the conversation, keys, credentials);
-* credential paths and environment dumps, download-and-execute pipelines;
+* credential paths and download-and-execute pipelines (environment dumps are with the
+  mechanisms, :mod:`memhost.security.mechanisms`);
 * shapes that only make sense inside a prompt: role lines, chat-template tokens, tool-call
   JSON, memhost's own frames;
 * the same directives in Spanish, French, German, Portuguese and Chinese.
@@ -83,8 +84,6 @@ _NOT_REPORTED = r"\b" + _not_after("user", "users", "email", "message", "scammer
                                    "not", "nobody")
 
 
-#: What a grep keeps of the environment: a prefix, or a word that names no secret.
-_KEPT = r"(?:-\w+\s+)*['\"]?(?:\^|(?!\S*(?:key|token|secret|pass|aws|cred|auth))\w)"
 F = Feature
 _WRITTEN: tuple[Feature, ...] = (
     # -- overriding what the agent was told ------------------------------------------------------
@@ -228,12 +227,6 @@ _WRITTEN: tuple[Feature, ...] = (
       r"|folder|wiki|slack|comments?|gists?|threads?|status\s+updates?"
       r"|issue|e-?mail|message|channel|report|server|host|endpoint|webhook|pastebin|gist|url|\S*://|\S+@)"
       r"|in\s+the\s+(?:reply|answer|response|output|ticket|chat))\b", unless_forbidden=True),
-    F("env_dump", 3.0,
-      # Filtered on the user's own screen to a prefix or a word that names no secret ("printenv |
-      # grep ^APP_", "printenv | grep -i proxy") dumps nothing.
-      rf"\b(?:env|printenv|set|export\s+-p)\s*\|(?!\s*grep\s+{_KEPT})|\bprintenv\b(?!\s*\|\s*grep\s+{_KEPT})"
-      r"|\bos\.environ\b|/proc/(?:self|\d+)/environ"
-      r"|\bprocess\.env\b(?!\.\w)|\benvironment\s+variables\b.{0,40}?\b(?:to|into)\b"),
     F("pipe_to_network", 3.5,
       r"\|\s*(?:sudo\s+)?(?:curl|wget|nc|ncat|netcat|socat|telnet)\b|--data-binary\s+@|\s-d\s*@-"
       r"|--upload-file\b|\s-T\s+-|/dev/tcp/"),
@@ -370,7 +363,6 @@ _WRITTEN_ANCHORS: dict[str, tuple[str, ...]] = {
     "link_data": ("](",),
     "credential_path": CREDENTIAL_ANCHORS,
     "credential_read": CREDENTIAL_ANCHORS,
-    "env_dump": ("env", "set", "export", "environ", "environment"),
     "pipe_to_network": ("|", "--data-binary", "@-", "--upload-file", "-t", "/dev/tcp/"),
     "download_execute": ("|", "<(", "$(", "base64"),
     "download_mention": ("|",),

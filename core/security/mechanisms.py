@@ -12,6 +12,8 @@ Each feature names a mechanism rather than a phrase, so every way of using it is
   substitution inside a lookup's name;
 * **memhost's own defences, changed in words**: its thresholds, its judge, its approval queue
   ("set stage_at to 99", "approve everything pending automatically");
+* **the environment read out**: a dump piped on (not one filtered to a prefix or a harmless word),
+  ``os.environ``, the output or listing of ``env`` named, every variable unredacted;
 * **prompts of other chat formats**: Gemma's and ChatML's turn tokens, Alpaca's ``### Instruction``
   headers, ``Human:``/``Operator:``/``Model:`` role lines, role objects of other APIs
   (``"type": "function_call_output"``), tags named like a prompt's parts (``<SYSTEM_PROMPT>``,
@@ -52,6 +54,9 @@ _INDEXES = (r"(?:[\w-]+\.)?(?:pythonhosted\.org|pypi\.org|npmjs\.org|github\.com
 _CHANGE = (r"(?:set|sets|setting|raise\w*|lower\w*|increas\w*|decreas\w*|bump\w*|chang\w*|turn\w*\s+off"
            r"|switch\w*\s+off|disabl\w*|remov\w*|zero\w*|edit\w*|modif\w*|overrid\w*|max\w*\s+out"
            r"|deactivat\w*|skip\w*|bypass\w*)")
+
+#: What a grep keeps of the environment: a prefix, or a word that names no secret.
+_KEPT = r"(?:-\w+\s+)*['\"]?(?:\^|(?!\S*(?:key|token|secret|pass|aws|cred|auth))\w)"
 
 F = Feature
 FEATURES: tuple[Feature, ...] = (
@@ -123,6 +128,12 @@ FEATURES: tuple[Feature, ...] = (
       # "… never print it" forbids what it names.
       rf"{CREDENTIAL_PATH}[^\n]{{0,120}}?(?<!never\s)(?<!not\s)(?<!n't\s)\b(?:quot\w*|recit\w*|verbatim|in\s+full|word\s+for\s+word"
       r"|paste\w*|print\w*|dump\w*|reveal\w*|attach\w*)", "credential_read", unless_forbidden=True),
+    F("env_dump", 3.0,
+      # Filtered on the user's own screen to a prefix or a word that names no secret ("printenv |
+      # grep ^APP_", "printenv | grep -i proxy") dumps nothing.
+      rf"\b(?:env|printenv|set|export\s+-p)\s*\|(?!\s*grep\s+{_KEPT})|\bprintenv\b(?!\s*\|\s*grep\s+{_KEPT})"
+      r"|\bos\.environ\b|/proc/(?:self|\d+)/environ"
+      r"|\bprocess\.env\b(?!\.\w)|\benvironment\s+variables\b.{0,40}?\b(?:to|into)\b"),
     F("env_output", 3.0,
       r"\b(?:output|result|contents?|dump|listing|full\s+list)\s+of\s+(?:[`'\"](?:env|printenv|set"
       r"|export(?:\s+-p)?|declare\s+-p|(?:gci|get-childitem|dir|ls)\s+env:)[`'\"]|(?:env|printenv"
@@ -193,6 +204,7 @@ ANCHORS: dict[str, tuple[str, ...]] = {
                    "instruction", "rules", "prompt"),
     "top_priority": ("priority",),
     "credential_recite": CREDENTIAL_ANCHORS,
+    "env_dump": ("env", "set", "export", "environ", "environment"),
     "env_output": ("env", "set", "export", "declare", "var"),
     "env_listing": ("listing", "dump"),
     "set_aside": ("aside", "side", "hold", "behind"),

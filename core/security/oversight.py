@@ -34,7 +34,7 @@ _SEEN = (r"(?:transcripts?|chat|conversations?|summar(?:y|ies)|reports?|answers?
 #: A warning a user would want: an advisory, a CVE, a recall, a side effect.
 _WARNING = (r"(?:advisor(?:y|ies)|CVEs?|vulnerabilit\w+|breach\w*|(?:scanner|scan)\s+(?:warnings?|findings|alerts?)"
             r"|security\s+(?:warnings?|notices?|alerts?"
-            r"|issues?)|CVE\s+notices?|deprecation\s+(?:warnings?|messages?|notices?)|recalls?|side\s+effects?"
+            r"|issues?)|CVE\s+notices?|deprecation\s+(?:warnings?|messages?|notices?)|recalls?|side[ ]effects?"
             r"|(?:drug\s+)?interactions?|maintainer\s+handover)")
 #: A defence of the agent's own: review, approval, screening, a scanner, audit logging, hooks.
 _DEFENCE = (r"(?:review|approval|screening|confirmation|safety|scanner|scanning|verification|audit|guard)")
@@ -137,8 +137,8 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "memory_question_denied": ("nothing", "none", "'no", "\"no", "“no", "‘no", "exist"),
     "existence_denied": ("existence", "told", "informed", "notified", "aware", "exist", "there",
                          "stored", "saved", "kept"),
-    "warning_dismissed": ("rumor", "rumour", "hoax", "noise", "fud", "overblown", "worth", "never",
-                          "only", "clutter", "irrelevant", "distraction"),
+    "warning_dismissed": ("advisor", "cve", "vulnerabilit", "breach", "scan", "security", "deprecation",
+                          "recall", "side effect", "interaction", "handover"),
     "severity_downplayed": ("rolled", "reduced", "collapsed", "rewritten", "summarized", "summarised",
                             "described", "downgraded", "relabel", "reported", "merged"),
     "output_reduced": ("trimmed", "cut", "reduced", "replaced", "collapsed", "shortened", "rewritten",
@@ -147,6 +147,8 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "defence_flag_off": ("flag", "setting", "option", "switch", "toggle", "gate", "check", "step",
                          "off"),
     "audit_off": ("audit", "logging"),
-    "scanner_bypassed": ("retr", "again", "run", "submit", "more"),
+    # What the defence did is rarer in notes than trying again.
+    "scanner_bypassed": ("flag", "block", "reject", "refus", "stop", "denies", "catches", "complain",
+                         "object", "warn", "fail"),
     "hooks_removed": ("hook", "scann", "--no-verify"),
 }

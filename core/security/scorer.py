@@ -99,11 +99,11 @@ class Assessment:
 # -- views ----------------------------------------------------------------------------------------
 
 _BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f")
-_B64 = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{16,}={0,2}(?![A-Za-z0-9+/=])")
+_B64 = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{16,}={0,6}(?![A-Za-z0-9+/=])")
 _HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){12,}(?![0-9A-Fa-f])")
-#: Base32: capitals and the digits 2 to 7, padded to eight (what base64's alphabet also reads, as
-#: noise: both are tried).
-_B32 = re.compile(r"(?<![A-Za-z0-9+/=])(?:[A-Z2-7]{8}){2,}[A-Z2-7]{0,7}=*(?![A-Za-z0-9+/=])")
+#: Base32: capitals and the digits 2 to 7, padded with up to six "=". Its runs are base64's too
+#: (the same pass finds them), and both decodings are tried.
+_B32 = re.compile(r"[A-Z2-7]{16,}=*")
 
 
 def clean(text: str) -> str:
@@ -134,9 +134,12 @@ def _views(text: str) -> list[tuple[str, str]]:
                 views.append((f"leet{number or ''}", leet_text))
     if _BIDI_OVERRIDE in text:
         views.append(("reversed", clean(_REVERSED.sub(lambda m: m.group(1)[::-1], text))))
-    decoded = [_decode(m.group(0), "b64") for m in _B64.finditer(base)]
+    decoded = []
+    for match in _B64.finditer(base):
+        decoded.append(_decode(match.group(0), "b64"))
+        if _B32.fullmatch(match.group(0)):
+            decoded.append(_decode(match.group(0), "b32"))
     decoded += [_decode(m.group(0), "hex") for m in _HEX.finditer(base)]
-    decoded += [_decode(m.group(0), "b32") for m in _B32.finditer(base)]
     decoded.append(ciphers.percent_decoded(base))
     words = [d for d in decoded if d]
     if words:
@@ -234,7 +237,7 @@ def _by_anchor() -> tuple[tuple[int, ...], dict[str, tuple[int, ...]]]:
 #: A prohibition of moving something: "never paste", "don't commit", "must not share".
 _FORBIDS = re.compile(r"\b(?:never|don't|dont|do\s+not|must\s+not|mustn't|should\s+not|shouldn't|not\s+to"
                       r"|avoid)\s+(?:\w+\s+)?(?:paste|print|share|post|send|commit|includ|put|upload|cat|show"
-                      r"|expos|leak|log|echo|copy|push|attach|reveal)\w*\b", re.IGNORECASE)
+                      r"|expos|leak|log|echo|copy|push|attach|reveal|disclos|dump|list|output)\w*\b", re.IGNORECASE)
 
 
 def _forbidden(text: str, start: int, end: int) -> bool:
