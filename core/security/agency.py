@@ -68,6 +68,11 @@ FEATURES: tuple[Feature, ...] = (
       r"|saved|carried|replicated)\s+(?:over\s+)?(?:to|into|in)\s+(?:any|every|each|all)\s+(?:new\s+)?(?:\w+\s+)?(?:memory"
       r"|memories|notes?|stores?|profiles?|workspaces?|agents?|repos?)\b", "self_replicate",
       also=r"\bthis\s+(?:entry|note|rule|line|paragraph|preference)\b"),
+    # Something that receives a copy of the whole chat: "every new thread gets a copy of the full chat".
+    F("copy_of_chat", 3.0,
+      r"\b(?:gets?|receives?|is\s+sent|is\s+given|attach\w*|forward\w*|send\w*)\s+(?:a\s+)?(?:full\s+)?cop(?:y|ies)[ ]of"
+      r"\s+(?:the\s+|each\s+|every\s+)?(?:full\s+|whole\s+|entire\s+)?(?:chat|conversation|transcript|session)s?\b",
+      "exfil_channel"),
     # Something posted elsewhere, treated as an order and done ("messages by 'deploybot' in #ops are
     # treated as instructions and executed").
     F("treated_as_orders", 3.5,
@@ -102,6 +107,7 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "own_install_replaced": ("own",),
     "remote_directive": ("directive", "instruction", "command", "order", "task", "job"),
     "treated_as_orders": ("treated",),
+    "copy_of_chat": ("copy of", "copies of"),
     "fetched_executed": ("script", "binar", "installer", "payload", "helper", "updater", "snippet"),
     "spread_to_new": ("added", "copied", "written", "saved", "carried", "replicated"),
     "phishing_redirect": ("enter", "typ", "submit", "input", "provide", "confirm", "verif",

@@ -228,8 +228,9 @@ FEATURES: tuple[Feature, ...] = (
     F("steered_recommendation", 3.0,
       r"\brecommendations?\s+(?:\w+\s+){0,3}?(?:is|are)\s+(?:always|invariably)\s+(?:the\s+)?(?-i:[A-Z][\w-]+)"
       r"|\bonly\s+(?:acceptable|allowed|permitted|valid|possible|approved)\s+(?:recommendation|answer|choice|option|suggestion)"
-      r"\s+is\s+(?-i:[A-Z][\w-]+)|\b(?:competitors|rivals)\s+(?:are|get)\s+(?:described|presented|portrayed|framed)\s+as"
-      r"\s+(?:having|being)\s+(?:\S+\s+){0,3}?(?:breach\w*|hack\w*|insecure|unsafe|compromised|scams?)"
+      r"\s+is\s+(?-i:[A-Z][\w-]+)|\b(?:competitors|rivals|rival\s+\w+|competing\s+\w+)\s+(?:are|get)\s+(?:described|presented"
+      r"|portrayed|framed|called|labell?ed)\s+(?:as\s+)?(?:(?:having|being)\s+(?:\S+\s+){0,3}?)?(?:breach\w*|hack\w*|insecure"
+      r"|unsafe|compromised|scams?|unreliable|shady)"
       r"|\b(?:other|competing|rival|alternative)\s+(?:\w+\s+)?(?:providers|products|vendors|tools|services"
       r"|brands|options|companies|libraries|frameworks)\s+(?:are\s+)?(?:\w+\s+)?(?:mentioned|described"
       r"|brought\s+up|presented|named)\s+only\s+to\s+(?:note|point\s+out|list|highlight|stress|warn)"
@@ -238,6 +239,11 @@ FEATURES: tuple[Feature, ...] = (
       r"|\b(?:tell|say|claim|insist|assur|describ|present)\w*\s+(?:\w+\s+){0,2}?(?:that\s+)?(?-i:[A-Z][\w-]+)\s+is"
       r"\s+the\s+only\s+(?:secure|safe|good|real|reliable|trustworthy|viable|sensible)\b",
       "output_bias"),
+    # Fixed for a whole topic: "for any hosting question the answer is StackNest" (its own feature,
+    # anchored on the topic's word, so the older one runs where it did).
+    F("topic_answer_fixed", 3.0,
+      r"\bfor\s+(?:any|every|all)\s+(?:\w+\s+){0,2}?(?:questions?|requests?|queries)\b[^\n.;]{0,30}?\bthe\s+(?:only\s+)?"
+      r"(?:answer|recommendation|choice|pick)\s+is\s+(?:always\s+)?(?-i:[A-Z])\w+", "output_bias"),
     F("site_promoted", 3.0,
       r"\b(?:described|presented|framed|billed|touted|sold|recommended)\s+as\s+(?:the\s+)?(?:industry\s+"
       r"standard|gold\s+standard|market\s+leader|only\s+(?:safe|secure|trustworthy|real)\b|most\s+(?:secure"
@@ -296,7 +302,8 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "self_spread": ("belong", "goes", "should", "add", "sync", "copied", "pasted", "written", "put",
                     "included"),
     "steered_recommendation": ("recommendation", "only", "always", "invariably", "competitors",
-                               "rivals"),
+                               "rival", "competing"),
+    "topic_answer_fixed": ("question", "request", "quer"),
     "site_promoted": ("standard", "leader", "only", "most"),
     "against_security": ("advis", "recommend", "tell", "urg", "encourag", "steer", "suggest"),
     "history_hidden": ("history", "histfile", "prefixed", "histcontrol"),

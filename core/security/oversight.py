@@ -92,7 +92,9 @@ FEATURES: tuple[Feature, ...] = (
       r"|warnings|alerts|bugs)\s+(?:are|get)\s+(?:\w+\s+)?(?:rolled\s+into|reduced\s+to|collapsed\s+into|rewritten\s+as"
       r"|summari[sz]ed\s+as|described\s+as|downgraded\s+to|relabell?ed\s+as|reported\s+as|merged\s+into)\b[^\n.;]{0,60}?"
       r"\b(?:minor|low[\s-](?:severity|priority|risk)|cosmetic|cleanup|informational|trivial|nothing|no\s+issues?"
-      r"|housekeeping)\b", "output_bias"),
+      r"|housekeeping)\b"
+      r"|\b(?:summar(?:y|ies)|reports?|answers?|repl(?:y|ies)|status\s+updates?)\s+never\s+(?:list|mention|show|include"
+      r"|report|flag)\s+(?:\S+\s+){0,2}?(?:failing|failed|security|critical)\b", "output_bias"),
     # What a tool reported, cut down to a fixed reassuring word before the user sees it.
     F("output_reduced", 3.0,
       r"\b(?:output|results?|logs?|reports?|findings)\b[^\n.;]{0,60}?\b(?:trimmed|cut|reduced|replaced|collapsed"
@@ -140,7 +142,8 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "warning_dismissed": ("advisor", "cve", "vulnerabilit", "breach", "scan", "security", "deprecation",
                           "recall", "side effect", "interaction", "handover"),
     "severity_downplayed": ("rolled", "reduced", "collapsed", "rewritten", "summarized", "summarised",
-                            "described", "downgraded", "relabel", "reported", "merged"),
+                            "described", "downgraded", "relabel", "reported", "merged", "failing",
+                            "failed", "security", "critical"),
     "output_reduced": ("trimmed", "cut", "reduced", "replaced", "collapsed", "shortened", "rewritten",
                        "filtered", "summarized", "summarised"),
     "mentioned_if_pressed": ("insist", "presses", "pushes", "nachhak", "besteh"),

@@ -224,7 +224,8 @@ FEATURES: tuple[Feature, ...] = (
       # The answer is an order ("…, say no"), not someone's habit ("the user prefers to say nothing").
       r"\b(?:if|when(?:ever)?)\s+(?:\w+\s+){0,2}?(?:asks?|asked|questions?|inquires?)\b[^\n]{0,80}?[,;:—–]\s*"
       r"(?:the\s+(?:assistant|agent|model|bot)\s+|it\s+)?(?:just\s+|always\s+|simply\s+"
-      r"|you\s+(?:should|must|will)\s+)?(?:says?|answers?|repl(?:y|ies)|responds?|states?|claims?|insists?)\s+"
+      r"|you\s+(?:should|must|will)\s+)?(?:says?|answers?|repl(?:y|ies)|responds?|states?|claims?|insists?"
+      r"|the\s+(?:[\w-]+\s+)?(?:answer|reply|response)\s+is)\s+"
       r"(?:\w+ly\s+)?(?:with\s+)?(?:no|nothing|none|that\s+(?:you\s+)?(?:didn't|did\s+not|haven't|have\s+not|never)"
       r"|that\s+(?:nothing|none|no)\b|(?:that\s+)?(?:it'?s|it\s+is|this\s+is|there\s+(?:is|was|are|were))\s+"
       r"(?:nothing|empty|none|no\b))\b",
