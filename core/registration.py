@@ -80,8 +80,8 @@ class ProviderRegistration:
 
         before, warned = len(self.problems), False
         try:
-            plugin = self._provider_reads().load(name, self.settings_home,
-                                      timeout=self.config.memory.provider_import_timeout)
+            plugin = self._provider_reads().load(
+                name, self.settings_home, timeout=self.config.memory.provider_import_timeout)
             if self.register_provider(plugin, name=name):
                 return
             # Refused or unavailable: _add already logged why; restate it with the config key.

@@ -239,12 +239,12 @@ def counting(monkeypatch: pytest.MonkeyPatch, module: object, name: str) -> list
 
 def test_users_provider_is_found_and_configured_once(home: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    from memhost.discovery import scan
+    from memhost.discovery import scan, shared
 
     write_shared_provider(home)
     configure(home, "shared", {"region": "ap-south", "token": "tok-one"})
     scans = counting(monkeypatch, scan, "discover")
-    reads = counting(monkeypatch, scan, "runtime_config")
+    reads = counting(monkeypatch, shared, "runtime_config")
     with MemoryHub(home) as hub:
         managers = [hub.manager("alice")]
         managers[0].start_session("chat-alice")

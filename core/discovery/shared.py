@@ -22,6 +22,7 @@ from typing import Any
 
 from memhost.discovery.candidates import Candidate
 from memhost.discovery.loading import load_candidate
+from memhost.discovery.scan import find_candidate, runtime_config
 
 
 class ProviderReads:
@@ -32,14 +33,10 @@ class ProviderReads:
         return load_candidate(self.candidate(name, home), timeout=timeout)
 
     def candidate(self, name: str, home: Path) -> Candidate:
-        from memhost.discovery.scan import find_candidate
-
         return find_candidate(name, home)
 
     def config(self, name: str, home: Path, table: dict[str, Any]) -> dict[str, Any]:
         """What the provider's hooks get as ``config`` (:func:`memhost.discovery.runtime_config`)."""
-        from memhost.discovery.scan import runtime_config
-
         return runtime_config(name, home, table)
 
 

@@ -343,14 +343,22 @@ def assess_together(first: str, second: str, alone: float) -> Assessment | None:
     return pair if pair.score > alone else None
 
 
+def _source_digest(module: object) -> str:
+    import inspect
+
+    return hashlib.sha256(inspect.getsource(module).encode("utf-8")).hexdigest()[:16]
+
+
 @cache
 def version() -> str:
     """A name for what :func:`assess` finds; changes with any feature, weight or table."""
     parts = ["score-3", str(MAX_SCAN_CHARS), ciphers.VERSION, unicodedata.unidata_version,
              f"{sys.version_info[0]}.{sys.version_info[1]}", confusables.version(),
              repr(features.OBFUSCATION_WEIGHT), repr(features.INVISIBLE_WEIGHT),
-             repr(features.BIDI_WEIGHT), repr(features.QUOTED_FACTOR), repr(features.SECRET_WEIGHT),
-             repr(unread.WEIGHT), unread._AGENT.pattern, unread._OUTSIDE.pattern]
+             repr(features.BIDI_WEIGHT), repr(features.QUOTED_FACTOR), repr(features.SECRET_WEIGHT)]
+    # The leetspeak reading and the unread-language check are rules written as code, not
+    # tables: their source names them, so a change to either is a new version.
+    parts += [_source_digest(module) for module in (leet, unread)]
     parts.append(redact.version())
     parts += [f"{fid}\t{','.join(lits)}" for fid, lits in sorted(features.ANCHORS.items())]
     parts += [f"{f.id}\t{f.weight}\t{int(f.flags)}\t{f.pattern}\t{f.also}\t{f.halved_in_quotes}"
