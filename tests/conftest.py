@@ -3,6 +3,7 @@ need it."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -48,6 +49,27 @@ def _no_remembered_secrets() -> None:
     from memhost.security import masking
 
     masking.forget_all()
+
+
+@pytest.fixture
+def rules_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The risk scorer without its learned reading (:mod:`memhost.security.learned`), for tests
+    of the rules and of mechanisms built on their evidence. The learned reading resembles, it
+    does not read: whether it flags a given near-miss changes with each training run, and its
+    share of benign notes flagged is measured on whole corpora (``python -m benchmarks --only
+    injection``) and pinned by its own tests."""
+    from memhost.builtin_providers import snapshot
+    from memhost.security import learned, scorer
+
+    def forget() -> None:
+        scorer.assess.cache_clear()
+        snapshot._SCORES.clear()
+        snapshot._render.cache_clear()
+
+    monkeypatch.setattr(learned, "model", lambda: None)
+    forget()
+    yield
+    forget()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

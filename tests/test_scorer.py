@@ -16,6 +16,9 @@ from hypothesis import strategies as st
 from memhost.security import anchors, confusables, features, leet, scorer
 from memhost.security.scorer import ACCEPT, REFUSE, STAGE, Policy, assess
 
+#: These tests are about the rules: the learned reading is tested in test_learned.py.
+pytestmark = pytest.mark.usefixtures("rules_only")
+
 POLICY = Policy()
 CORPORA = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "injection"
 

@@ -9,6 +9,9 @@ import pytest
 from memhost.security import features
 from memhost.security.scorer import ACCEPT, Policy, assess
 
+#: These tests are about the rules: the learned reading is tested in test_learned.py.
+pytestmark = pytest.mark.usefixtures("rules_only")
+
 POLICY = Policy()
 
 

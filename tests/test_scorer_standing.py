@@ -8,6 +8,9 @@ import pytest
 from memhost.security import ciphers, features
 from memhost.security.scorer import ACCEPT, REFUSE, Policy, assess, clean
 
+#: These tests are about the rules: the learned reading is tested in test_learned.py.
+pytestmark = pytest.mark.usefixtures("rules_only")
+
 POLICY = Policy()
 
 

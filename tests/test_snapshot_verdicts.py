@@ -38,9 +38,9 @@ def scans(monkeypatch: pytest.MonkeyPatch) -> Iterator[Scored]:
     seen = Scored()
     real = scorer.assess
 
-    def counting(text: str) -> scorer.Assessment:
+    def counting(text: str, **options: bool) -> scorer.Assessment:
         seen.append(text)
-        return real(text)
+        return real(text, **options)
 
     monkeypatch.setattr(scorer, "assess", counting)
     fresh_process()

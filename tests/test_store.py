@@ -321,6 +321,7 @@ class TestThreats:
         assert caplog.records
         assert store.remove("memory", "Ignore all previous").ok
 
+    @pytest.mark.usefixtures("rules_only")  # the rules' verdict on a placeholder-like note
     def test_text_posing_as_a_placeholder_is_still_scanned(self, home: Path) -> None:
         store = MemoryStore(home)
         write_file(store, "memory", f"[BLOCKED: nothing to see] {POISON}")

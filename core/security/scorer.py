@@ -35,7 +35,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
-from memhost.security import anchors, ciphers, confusables, features, leet, unread
+from memhost.security import anchors, ciphers, confusables, features, learned, leet, unread
 from memhost.security import masking, redact
 from memhost.security.text import strip_invisible
 
@@ -71,6 +71,10 @@ class Evidence:
     weight: float
 
 
+#: The learned reading's evidence (:mod:`memhost.security.learned`): it can stage, never refuse.
+RESEMBLES_ATTACKS = "resembles_known_attacks"
+
+
 @dataclass(frozen=True)
 class Assessment:
     score: float
@@ -78,9 +82,14 @@ class Assessment:
 
     def outcome(self, policy: Policy) -> str:
         """One feature alone stages at most: a user's own notes mention one risky thing at a
-        time (a `curl | sh`, a key file's path); a refusal needs two, or a secret."""
+        time (a `curl | sh`, a key file's path); a refusal needs two, or a secret. The learned
+        reading counts towards staging only: it resembles, it does not read."""
         outcome = policy.outcome(self.score)
-        if outcome == REFUSE and len(self.reasons) < 2 and "secret_value" not in self.reasons:
+        if outcome != REFUSE:
+            return outcome
+        firm = [r for r in self.reasons if r != RESEMBLES_ATTACKS]
+        firm_score = self.score - sum(e.weight for e in self.evidence if e.id == RESEMBLES_ATTACKS)
+        if policy.outcome(firm_score) != REFUSE or (len(firm) < 2 and "secret_value" not in firm):
             return STAGE
         return outcome
 
@@ -112,6 +121,16 @@ def clean(text: str) -> str:
         return text
     text = unicodedata.normalize("NFKC", strip_invisible(text))
     return confusables.fold(text)
+
+
+def readings(text: str) -> list[str]:
+    """What the learned reading reads: the ``text`` view, and the ``native`` one when the two
+    differ (a Russian note folded to Latin look-alikes is no longer Russian words)."""
+    return _readings(_views(text))
+
+
+def _readings(views: list[tuple[str, str]]) -> list[str]:
+    return [body for view, body in views[:2] if view in ("text", "native")]
 
 
 def _views(text: str) -> list[tuple[str, str]]:
@@ -284,10 +303,13 @@ def _score_view(text: str, view: str) -> dict[str, Evidence]:
 
 
 @lru_cache(maxsize=8192)
-def assess(text: str) -> Assessment:
-    """The risk of ``text`` (its first :data:`MAX_SCAN_CHARS` characters)."""
+def assess(text: str, *, learned_reading: bool = True) -> Assessment:
+    """The risk of ``text`` (its first :data:`MAX_SCAN_CHARS` characters); ``learned_reading``
+    adds :mod:`memhost.security.learned`'s evidence (left out for two entries read together: it
+    was fitted to single notes, and a pair of ordinary notes is not one)."""
     head = text[:MAX_SCAN_CHARS]
     views = _views(head)
+    read = _readings(views)
     plain = _score_view(views[0][1], "text")
     if len(views) > 1 and views[1][0] == "native":  # as plain as the folded text: no bonus
         for group, found in _score_view(views.pop(1)[1], "native").items():
@@ -328,6 +350,12 @@ def assess(text: str) -> Assessment:
             evidence.append(Evidence("invisible_characters", "raw", features.INVISIBLE_WEIGHT))
             extra += features.INVISIBLE_WEIGHT
         best += extra
+    model = learned.model() if learned_reading else None
+    if model is not None and best < learned.WEIGHT and model.resembles_attack(*read):
+        # Asked only where the rules alone would not stage: it adds nothing to an entry they
+        # already hold back, and its cost stays off those.
+        evidence.append(Evidence(RESEMBLES_ATTACKS, "text", learned.WEIGHT))
+        best += learned.WEIGHT
     return Assessment(round(best, 2), tuple(evidence))
 
 
@@ -339,7 +367,7 @@ def assess_together(first: str, second: str, alone: float) -> Assessment | None:
     split over two entries).
     """
     # A space, not a line break: the two read as one sentence, as the attacker meant them to.
-    pair = assess(first + " " + second)
+    pair = assess(first + " " + second, learned_reading=False)
     return pair if pair.score > alone else None
 
 
@@ -360,6 +388,8 @@ def version() -> str:
     # tables: their source names them, so a change to either is a new version.
     parts += [_source_digest(module) for module in (leet, unread)]
     parts.append(redact.version())
+    model = learned.model()
+    parts.append(f"learned {model.digest if model else 'none'} {learned.WEIGHT!r}")
     parts += [f"{fid}\t{','.join(lits)}" for fid, lits in sorted(features.ANCHORS.items())]
     parts += [f"{f.id}\t{f.weight}\t{int(f.flags)}\t{f.pattern}\t{f.also}\t{f.halved_in_quotes}"
               f"\t{f.unless_forbidden}"
