@@ -15,13 +15,13 @@ counts by the worse of the two outcomes, then by the snapshot (which reads adjac
 together). Rows: one per attack class and per corpus (the attacks written with the scorer, the
 first held-out set written after it and since used for development, the second held-out set
 written before the scorer's second round, measured once on it and used for development since the
-third, and the third to seventh held-out sets, each written by someone who saw neither the
+third, and the third to eighth held-out sets, each written by someone who saw neither the
 scorer nor the other corpora, measured once after the round before it and used for development
 from the next round on (the sixth only as training data of the learned reading,
-:mod:`benchmarks.train_classifier`; the seventh not at all); and the payloads of the spikee
-red-teaming kit when it is installed: ``pip install memhost[injection-corpus]``), the benign
-notes and the held-out benign notes written with the fourth to seventh sets (accepted / staged
-/ refused), every attack planted by hand in the file (withheld / neutralised / live), the
+:mod:`benchmarks.train_classifier`; the seventh and eighth not at all); and the payloads of the
+spikee red-teaming kit when it is installed: ``pip install memhost[injection-corpus]``), the
+benign notes and the held-out benign notes written with the fourth to eighth sets (accepted /
+staged / refused), every attack planted by hand in the file (withheld / neutralised / live), the
 scoring cost per entry and the cold snapshot cost (a fresh process, no saved scores).
 """
 
@@ -233,6 +233,7 @@ def injection(ctx: Context) -> list[Row]:
     held_out5 = load_attacks("attacks_heldout5.jsonl")
     held_out6 = load_attacks("attacks_heldout6.jsonl")
     held_out7 = load_attacks("attacks_heldout7.jsonl")
+    held_out8 = load_attacks("attacks_heldout8.jsonl")
     benign = load_benign()
     rows: list[Row] = []
     with ctx.folder("injection") as root:
@@ -244,6 +245,7 @@ def injection(ctx: Context) -> list[Row]:
         rows += tally(ctx, root / "held5", held_out5, "held-out 5")
         rows += tally(ctx, root / "held6", held_out6, "held-out 6")
         rows += tally(ctx, root / "held7", held_out7, "held-out 7")
+        rows += tally(ctx, root / "held8", held_out8, "held-out 8")
         public = spikee_payloads()
         if public is None:
             rows.append(unavailable("injection", NOT_INSTALLED, "spikee is not installed "
@@ -257,10 +259,12 @@ def injection(ctx: Context) -> list[Row]:
         rows.append(benign_row(root, load_benign("benign_heldout5.txt"), "benign held-out 5"))
         rows.append(benign_row(root, load_benign("benign_heldout6.txt"), "benign held-out 6"))
         rows.append(benign_row(root, load_benign("benign_heldout7.txt"), "benign held-out 7"))
+        rows.append(benign_row(root, load_benign("benign_heldout8.txt"), "benign held-out 8"))
         rows.append(planted_row(root, attacks + held_out + held_out2 + held_out3 + held_out4))
         rows.append(planted_row(root, held_out5, "planted by hand, held-out 5"))
         rows.append(planted_row(root, held_out6, "planted by hand, held-out 6"))
         rows.append(planted_row(root, held_out7, "planted by hand, held-out 7"))
+        rows.append(planted_row(root, held_out8, "planted by hand, held-out 8"))
         texts = benign + [a["text"] for a in attacks if isinstance(a["text"], str)]
         rows.append(cost_row(ctx, texts))
         rows.append(cold_snapshot_row(ctx, root))

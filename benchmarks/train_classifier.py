@@ -10,8 +10,9 @@ classes weighted equally. The threshold is where the model flags :data:`BENIGN_F
 benign notes *it did not train on*: each benign corpus is scored by a model trained without it
 (cross-fitting), so the threshold reflects notes the model has never seen, not its training fit.
 
-``attacks_heldout7.jsonl`` and ``benign_heldout7.txt`` are not trained on: they were written
-blind and measure what the layer does on attacks it has never seen.
+The seventh and eighth held-out sets (``attacks_heldout7.jsonl``, ``attacks_heldout8.jsonl`` and
+their benign notes) are not trained on: they were written blind and measure what the layer does
+on attacks it has never seen.
 
 The table records the digest of every corpus it was trained on; a test checks that they are
 the corpora in the repository, so a corpus changed without retraining is caught.
@@ -31,9 +32,9 @@ from benchmarks.bench_injection import DATA, load_attacks, load_benign
 
 ATTACKS = ("attacks.jsonl", "attacks_heldout.jsonl", "attacks_heldout2.jsonl",
            "attacks_heldout3.jsonl", "attacks_heldout4.jsonl", "attacks_heldout5.jsonl",
-           "attacks_heldout6.jsonl")
+           "attacks_heldout6.jsonl", "attacks_training.jsonl")
 BENIGN = ("benign.txt", "benign_heldout.txt", "benign_heldout4.txt", "benign_heldout5.txt",
-          "benign_heldout6.txt", "benign_training.txt")
+          "benign_heldout6.txt", "benign_training.txt", "benign_training2.txt")
 #: The share of unseen benign notes the threshold lets the model flag (stage, never refuse).
 BENIGN_FLAGGED = 0.03
 EPOCHS = 12
@@ -120,7 +121,10 @@ def train(attacks: tuple[str, ...], benign: tuple[str, ...]) -> dict[str, object
     scores = _held_out_scores(attacks, benign)
     threshold = _threshold([s for name in benign for s in scores[name]])
     weights, bias = fit(_examples(attacks + benign))
+    weights = {f: round(w, 5) for f, w in sorted(weights.items())}
+    bias = round(bias, 6)
     return {
+        "digest": learned.weights_digest(weights, bias, threshold),  # first: read without parsing
         "about": "memhost.security.learned: written by python -m benchmarks.train_classifier",
         "trained_on": {name: _digest(name) for name in attacks + benign},
         "settings": {"epochs": EPOCHS, "learning_rate": LEARNING_RATE, "l2": L2,
@@ -128,8 +132,8 @@ def train(attacks: tuple[str, ...], benign: tuple[str, ...]) -> dict[str, object
         "held_out": {name: round(sum(s >= threshold for s in values) / len(values), 4)
                      for name, values in scores.items()},
         "threshold": threshold,
-        "bias": round(bias, 6),
-        "weights": {f: round(w, 5) for f, w in sorted(weights.items())},
+        "bias": bias,
+        "weights": weights,
     }
 
 

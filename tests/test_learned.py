@@ -31,9 +31,17 @@ def test_the_shipped_table_was_trained_on_the_corpora_as_they_are() -> None:
                                  "python -m benchmarks.train_classifier"
 
 
-def test_the_blind_set_is_not_trained_on() -> None:
-    assert (CORPORA / "attacks_heldout7.jsonl").exists()
-    for name in ("attacks_heldout7.jsonl", "benign_heldout7.txt"):
+def test_the_table_names_its_weights_truly() -> None:
+    table = json.loads(learned.MODEL_PATH.read_text(encoding="utf-8"))
+    assert table["digest"] == learned.weights_digest(table["weights"], table["bias"],
+                                                     table["threshold"])
+    assert learned.digest() == table["digest"]
+
+
+def test_the_blind_sets_are_not_trained_on() -> None:
+    for name in ("attacks_heldout7.jsonl", "benign_heldout7.txt", "attacks_heldout8.jsonl",
+                 "benign_heldout8.txt"):
+        assert (CORPORA / name).exists()
         assert name not in train_classifier.ATTACKS + train_classifier.BENIGN
 
 
@@ -79,24 +87,39 @@ def test_two_entries_read_together_are_read_by_the_rules_alone() -> None:
     assert scorer.assess_together(first, second, alone) is None or alone < 3
 
 
-def test_new_weights_are_a_new_scorer_version(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_new_weights_are_a_new_scorer_version(monkeypatch: pytest.MonkeyPatch,
+                                                tmp_path: Path) -> None:
     shipped = scorer.version.__wrapped__()
-    other = learned.Model({"w:tea": 1.0}, 0.0, 0.5, "another-table")
-    monkeypatch.setattr(learned, "model", lambda: other)
-    assert scorer.version.__wrapped__() != shipped
+    other = tmp_path / "other.json"
+    table = json.loads(learned.MODEL_PATH.read_text(encoding="utf-8"))
+    table["weights"]["w:tea"] = 1.0
+    table["digest"] = learned.weights_digest(table["weights"], table["bias"], table["threshold"])
+    other.write_text(json.dumps(table), encoding="utf-8")
+    monkeypatch.setattr(learned, "MODEL_PATH", other)
+    forget_table()
+    try:
+        assert scorer.version.__wrapped__() != shipped
+    finally:
+        monkeypatch.undo()
+        forget_table()
+    assert scorer.version.__wrapped__() == shipped
+
+
+def forget_table() -> None:
+    for cached in (learned._table_bytes, learned.digest, learned.model, scorer.assess):
+        cached.cache_clear()
 
 
 def test_without_its_table_the_scorer_reads_with_its_rules(monkeypatch: pytest.MonkeyPatch,
                                                            tmp_path: Path) -> None:
     monkeypatch.setattr(learned, "MODEL_PATH", tmp_path / "missing.json")
-    learned.model.cache_clear()
-    scorer.assess.cache_clear()
+    forget_table()
     try:
-        assert learned.model() is None
+        assert learned.model() is None and learned.digest() == "none"
         assert scorer.assess(PARAPHRASE).outcome(Policy()) == ACCEPT
     finally:
-        learned.model.cache_clear()
-        scorer.assess.cache_clear()
+        monkeypatch.undo()
+        forget_table()
 
 
 def test_training_is_repeatable_and_its_table_loads(tmp_path: Path) -> None:
@@ -112,7 +135,7 @@ def test_training_is_repeatable_and_its_table_loads(tmp_path: Path) -> None:
     assert first.read_bytes() == second.read_bytes()
     table = json.loads(first.read_text(encoding="utf-8"))
     assert list(table["trained_on"]) == list(kept)
-    model = learned.Model(table["weights"], table["bias"], table["threshold"], "test")
+    model = learned.Model(table["weights"], table["bias"], table["threshold"])
 
     def flagged(name: str) -> float:
         texts = train_classifier._texts(name)

@@ -68,13 +68,10 @@ def scale(found: set[str] | frozenset[str]) -> float:
 class Model:
     """The weights and the threshold from which a text counts as resembling an attack."""
 
-    def __init__(self, weights: dict[str, float], bias: float, threshold: float,
-                 digest: str) -> None:
+    def __init__(self, weights: dict[str, float], bias: float, threshold: float) -> None:
         self.weights = weights
         self.bias = bias
         self.threshold = threshold
-        #: Names this table in the scorer's version: new weights make saved verdicts stale.
-        self.digest = digest
 
     def probability(self, *readings: str) -> float:
         return probability(self.weights, self.bias, features(*readings))
@@ -84,13 +81,41 @@ class Model:
 
 
 @cache
-def model() -> Model | None:
-    """The shipped model, or None when its table is missing (a trimmed install): the scorer then
-    reads with its features alone."""
+def _table_bytes() -> bytes | None:
     try:
-        raw = MODEL_PATH.read_bytes()
+        return MODEL_PATH.read_bytes()
     except FileNotFoundError:
         return None
+
+
+_DIGEST = re.compile(rb'"digest": "([0-9a-f]{16,64})"')
+
+
+def weights_digest(weights: dict[str, float], bias: float, threshold: float) -> str:
+    """What the trainer writes as the table's ``digest``: a hash of everything that decides."""
+    body = json.dumps([bias, threshold, sorted(weights.items())], separators=(",", ":"))
+    return hashlib.sha256(body.encode("utf-8")).hexdigest()[:16]
+
+
+@cache
+def digest() -> str:
+    """Names the shipped table in the scorer's version (new weights make saved verdicts stale)
+    without parsing or hashing it: the trainer wrote it at the top of the table (a test checks
+    it against the weights). A session start whose scores are all saved needs only this."""
+    raw = _table_bytes()
+    if raw is None:
+        return "none"
+    found = _DIGEST.search(raw, 0, 256)
+    return found.group(1).decode("ascii") if found else hashlib.sha256(raw).hexdigest()[:16]
+
+
+@cache
+def model() -> Model | None:
+    """The shipped model, or None when its table is missing (a trimmed install): the scorer then
+    reads with its rules alone. Parsing it takes about 25 ms, once per process, the first time
+    a text needs scoring."""
+    raw = _table_bytes()
+    if raw is None:
+        return None
     table = json.loads(raw)
-    return Model(table["weights"], table["bias"], table["threshold"],
-                 hashlib.sha256(raw).hexdigest()[:16])
+    return Model(table["weights"], table["bias"], table["threshold"])

@@ -388,8 +388,7 @@ def version() -> str:
     # tables: their source names them, so a change to either is a new version.
     parts += [_source_digest(module) for module in (leet, unread)]
     parts.append(redact.version())
-    model = learned.model()
-    parts.append(f"learned {model.digest if model else 'none'} {learned.WEIGHT!r}")
+    parts.append(f"learned {learned.digest()} {learned.WEIGHT!r}")
     parts += [f"{fid}\t{','.join(lits)}" for fid, lits in sorted(features.ANCHORS.items())]
     parts += [f"{f.id}\t{f.weight}\t{int(f.flags)}\t{f.pattern}\t{f.also}\t{f.halved_in_quotes}"
               f"\t{f.unless_forbidden}"
