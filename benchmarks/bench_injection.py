@@ -15,12 +15,12 @@ counts by the worse of the two outcomes, then by the snapshot (which reads adjac
 together). Rows: one per attack class and per corpus (the attacks written with the scorer, the
 first held-out set written after it and since used for development, the second held-out set
 written before the scorer's second round, measured once on it and used for development since the
-third, and the third to eighth held-out sets, each written by someone who saw neither the
+third, and the third to ninth held-out sets, each written by someone who saw neither the
 scorer nor the other corpora, measured once after the round before it and used for development
 from the next round on (the sixth only as training data of the learned reading,
-:mod:`benchmarks.train_classifier`; the seventh and eighth not at all); and the payloads of the
+:mod:`benchmarks.train_classifier`; the seventh to ninth not at all); and the payloads of the
 spikee red-teaming kit when it is installed: ``pip install memhost[injection-corpus]``), the
-benign notes and the held-out benign notes written with the fourth to eighth sets (accepted /
+benign notes and the held-out benign notes written with the fourth to ninth sets (accepted /
 staged / refused), every attack planted by hand in the file (withheld / neutralised / live), the
 scoring cost per entry and the cold snapshot cost (a fresh process, no saved scores).
 """
@@ -51,6 +51,9 @@ from benchmarks.harness import (
 DATA = Path(__file__).resolve().parent / "data" / "injection"
 OUTCOMES = ("refused", "staged", "neutralised", "accepted")
 STOPPED = Target("stopped", ">=", 0.95)
+#: ``attacks_heldout<n>.jsonl`` beyond the first; the benign notes written with some of them.
+HELD_OUT_SETS = (2, 3, 4, 5, 6, 7, 8, 9)
+BENIGN_HELD_OUT_SETS = (4, 5, 6, 7, 8, 9)
 SPIKEE_SEEDS = "data/workspace/datasets/seeds-cybersec-2026-01"
 
 
@@ -226,26 +229,15 @@ def cold_snapshot_row(ctx: Context, root: Path) -> Row:
 @benchmark("injection", "memory poisoning: attack classes stopped, benign notes kept, scoring cost")
 def injection(ctx: Context) -> list[Row]:
     attacks = load_attacks("attacks.jsonl")
-    held_out = load_attacks("attacks_heldout.jsonl")
-    held_out2 = load_attacks("attacks_heldout2.jsonl")
-    held_out3 = load_attacks("attacks_heldout3.jsonl")
-    held_out4 = load_attacks("attacks_heldout4.jsonl")
-    held_out5 = load_attacks("attacks_heldout5.jsonl")
-    held_out6 = load_attacks("attacks_heldout6.jsonl")
-    held_out7 = load_attacks("attacks_heldout7.jsonl")
-    held_out8 = load_attacks("attacks_heldout8.jsonl")
+    #: label -> attacks: the corpus written with the scorer, then each held-out set in order.
+    corpora = {"attacks": attacks, "held-out": load_attacks("attacks_heldout.jsonl")}
+    corpora.update({f"held-out {n}": load_attacks(f"attacks_heldout{n}.jsonl")
+                    for n in HELD_OUT_SETS})
     benign = load_benign()
     rows: list[Row] = []
     with ctx.folder("injection") as root:
-        rows += tally(ctx, root / "main", attacks, "attacks")
-        rows += tally(ctx, root / "held", held_out, "held-out")
-        rows += tally(ctx, root / "held2", held_out2, "held-out 2")
-        rows += tally(ctx, root / "held3", held_out3, "held-out 3")
-        rows += tally(ctx, root / "held4", held_out4, "held-out 4")
-        rows += tally(ctx, root / "held5", held_out5, "held-out 5")
-        rows += tally(ctx, root / "held6", held_out6, "held-out 6")
-        rows += tally(ctx, root / "held7", held_out7, "held-out 7")
-        rows += tally(ctx, root / "held8", held_out8, "held-out 8")
+        for number, (label, found) in enumerate(corpora.items()):
+            rows += tally(ctx, root / f"corpus{number}", found, label)
         public = spikee_payloads()
         if public is None:
             rows.append(unavailable("injection", NOT_INSTALLED, "spikee is not installed "
@@ -255,16 +247,16 @@ def injection(ctx: Context) -> list[Row]:
             rows += tally(ctx, root / "spikee", public, "spikee")
         rows.append(benign_row(root, benign))
         rows.append(benign_row(root, load_benign("benign_heldout.txt"), "benign held-out"))
-        rows.append(benign_row(root, load_benign("benign_heldout4.txt"), "benign held-out 4"))
-        rows.append(benign_row(root, load_benign("benign_heldout5.txt"), "benign held-out 5"))
-        rows.append(benign_row(root, load_benign("benign_heldout6.txt"), "benign held-out 6"))
-        rows.append(benign_row(root, load_benign("benign_heldout7.txt"), "benign held-out 7"))
-        rows.append(benign_row(root, load_benign("benign_heldout8.txt"), "benign held-out 8"))
-        rows.append(planted_row(root, attacks + held_out + held_out2 + held_out3 + held_out4))
-        rows.append(planted_row(root, held_out5, "planted by hand, held-out 5"))
-        rows.append(planted_row(root, held_out6, "planted by hand, held-out 6"))
-        rows.append(planted_row(root, held_out7, "planted by hand, held-out 7"))
-        rows.append(planted_row(root, held_out8, "planted by hand, held-out 8"))
+        for n in BENIGN_HELD_OUT_SETS:
+            rows.append(benign_row(root, load_benign(f"benign_heldout{n}.txt"),
+                                   f"benign held-out {n}"))
+        # The sets written before the fifth round planted together, each later one on its own.
+        early = [a for label, found in corpora.items() for a in found
+                 if label in ("attacks", "held-out", "held-out 2", "held-out 3", "held-out 4")]
+        rows.append(planted_row(root, early))
+        for n in HELD_OUT_SETS[3:]:
+            rows.append(planted_row(root, corpora[f"held-out {n}"],
+                                    f"planted by hand, held-out {n}"))
         texts = benign + [a["text"] for a in attacks if isinstance(a["text"], str)]
         rows.append(cost_row(ctx, texts))
         rows.append(cold_snapshot_row(ctx, root))

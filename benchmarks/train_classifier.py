@@ -10,7 +10,7 @@ classes weighted equally. The threshold is where the model flags :data:`BENIGN_F
 benign notes *it did not train on*: each benign corpus is scored by a model trained without it
 (cross-fitting), so the threshold reflects notes the model has never seen, not its training fit.
 
-The seventh and eighth held-out sets (``attacks_heldout7.jsonl``, ``attacks_heldout8.jsonl`` and
+The seventh to ninth held-out sets (``attacks_heldout7.jsonl`` to ``attacks_heldout9.jsonl`` and
 their benign notes) are not trained on: they were written blind and measure what the layer does
 on attacks it has never seen.
 
