@@ -106,7 +106,7 @@ def test_new_weights_are_a_new_scorer_version(monkeypatch: pytest.MonkeyPatch,
 
 
 def forget_table() -> None:
-    for cached in (learned._table_bytes, learned.digest, learned.model, scorer.assess):
+    for cached in (learned.digest, learned.model, scorer.assess):
         cached.cache_clear()
 
 

@@ -80,14 +80,6 @@ class Model:
         return self.probability(*readings) >= self.threshold
 
 
-@cache
-def _table_bytes() -> bytes | None:
-    try:
-        return MODEL_PATH.read_bytes()
-    except FileNotFoundError:
-        return None
-
-
 _DIGEST = re.compile(rb'"digest": "([0-9a-f]{16,64})"')
 
 
@@ -102,11 +94,14 @@ def digest() -> str:
     """Names the shipped table in the scorer's version (new weights make saved verdicts stale)
     without parsing or hashing it: the trainer wrote it at the top of the table (a test checks
     it against the weights). A session start whose scores are all saved needs only this."""
-    raw = _table_bytes()
-    if raw is None:
+    try:
+        with MODEL_PATH.open("rb") as handle:
+            head = handle.read(256)
+    except FileNotFoundError:
         return "none"
-    found = _DIGEST.search(raw, 0, 256)
-    return found.group(1).decode("ascii") if found else hashlib.sha256(raw).hexdigest()[:16]
+    found = _DIGEST.search(head)
+    return found.group(1).decode("ascii") if found else hashlib.sha256(
+        MODEL_PATH.read_bytes()).hexdigest()[:16]
 
 
 @cache
@@ -114,8 +109,9 @@ def model() -> Model | None:
     """The shipped model, or None when its table is missing (a trimmed install): the scorer then
     reads with its rules alone. Parsing it takes about 25 ms, once per process, the first time
     a text needs scoring."""
-    raw = _table_bytes()
-    if raw is None:
+    try:
+        raw = MODEL_PATH.read_bytes()
+    except FileNotFoundError:
         return None
     table = json.loads(raw)
     return Model(table["weights"], table["bias"], table["threshold"])
