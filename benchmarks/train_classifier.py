@@ -101,7 +101,8 @@ def _held_out_scores(attacks: tuple[str, ...], benign: tuple[str, ...]) -> dict[
     for name in names:
         rest = tuple(n for n in names if n != name)
         weights, bias = fit(_examples(rest))
-        scores[name] = [learned.probability(weights, bias, f) for f, _ in _examples((name,))]
+        scores[name] = [learned.probability(weights, bias, f) if learned.asked(f) else 0.0
+                        for f, _ in _examples((name,))]
     return scores
 
 
@@ -128,7 +129,9 @@ def train(attacks: tuple[str, ...], benign: tuple[str, ...]) -> dict[str, object
         "about": "memhost.security.learned: written by python -m benchmarks.train_classifier",
         "trained_on": {name: _digest(name) for name in attacks + benign},
         "settings": {"epochs": EPOCHS, "learning_rate": LEARNING_RATE, "l2": L2,
-                     "prune": PRUNE, "stem": learned.STEM, "seed": SEED, "benign_flagged": BENIGN_FLAGGED},
+                     "prune": PRUNE, "stem": learned.STEM, "min_words": learned.MIN_WORDS,
+                     "min_features": learned.MIN_FEATURES, "seed": SEED,
+                     "benign_flagged": BENIGN_FLAGGED},
         "held_out": {name: round(sum(s >= threshold for s in values) / len(values), 4)
                      for name, values in scores.items()},
         "threshold": threshold,

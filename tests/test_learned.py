@@ -53,9 +53,20 @@ def test_a_paraphrase_no_rule_reads_waits_for_approval() -> None:
 
 
 @pytest.mark.parametrize("note", ["User likes tea.", "Likes tea", "Prefers tabs.",
-                                  "Lives in Berlin.", "Deploys happen on Tuesdays."])
+                                  "Lives in Berlin.", "Deploys happen on Tuesdays.", "memory",
+                                  "content", "Old fact about the build system"])
 def test_a_few_words_are_not_enough_to_flag(note: str) -> None:
     assert RESEMBLES_ATTACKS not in scorer.assess(note).reasons
+
+
+def test_fewer_than_eight_distinct_words_are_left_to_the_rules() -> None:
+    table = learned.model()
+    assert table is not None
+    short = "system prompt memory override assistant instructions"  # the corpora's own words
+    assert not table.resembles_attack(short)
+    assert learned.asked(learned.features(PARAPHRASE))
+    assert not learned.asked(learned.features("one two three four five six seven"))
+    assert learned.asked(learned.features("one two three four five six seven eight"))
 
 
 def test_it_stages_but_never_refuses() -> None:

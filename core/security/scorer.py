@@ -384,11 +384,12 @@ def version() -> str:
              f"{sys.version_info[0]}.{sys.version_info[1]}", confusables.version(),
              repr(features.OBFUSCATION_WEIGHT), repr(features.INVISIBLE_WEIGHT),
              repr(features.BIDI_WEIGHT), repr(features.QUOTED_FACTOR), repr(features.SECRET_WEIGHT)]
-    # The leetspeak reading and the unread-language check are rules written as code, not
-    # tables: their source names them, so a change to either is a new version.
-    parts += [_source_digest(module) for module in (leet, unread)]
+    # The leetspeak reading, the unread-language check and the learned reading's features and
+    # gates are rules written as code, not tables: their source names them, so a change to any
+    # is a new version (the learned reading's table is named by its digest).
+    parts += [_source_digest(module) for module in (leet, unread, learned)]
     parts.append(redact.version())
-    parts.append(f"learned {learned.digest()} {learned.WEIGHT!r}")
+    parts.append(f"learned {learned.digest()}")
     parts += [f"{fid}\t{','.join(lits)}" for fid, lits in sorted(features.ANCHORS.items())]
     parts += [f"{f.id}\t{f.weight}\t{int(f.flags)}\t{f.pattern}\t{f.also}\t{f.halved_in_quotes}"
               f"\t{f.unless_forbidden}"
