@@ -57,14 +57,18 @@ def _texts(name: str) -> list[str]:
     return load_benign(name)
 
 
-def _examples(names: tuple[str, ...]) -> list[tuple[frozenset[str], int]]:
+Examples = list[tuple[frozenset[str], int]]
+
+
+def _examples(names: tuple[str, ...]) -> dict[str, Examples]:
+    """Each corpus's notes as (features, 1 for an attack), read once for all the fits."""
     from memhost.security import learned, scorer
 
-    return [(frozenset(learned.features(*scorer.readings(text))), int(name.endswith(".jsonl")))
-            for name in names for text in _texts(name)]
+    return {name: [(frozenset(learned.features(*scorer.readings(text))),
+                    int(name.endswith(".jsonl"))) for text in _texts(name)] for name in names}
 
 
-def fit(examples: list[tuple[frozenset[str], int]]) -> tuple[dict[str, float], float]:
+def fit(examples: Examples) -> tuple[dict[str, float], float]:
     """AdaGrad on the logistic loss, each class weighted to half the total."""
     from memhost.security import learned
 
@@ -92,24 +96,21 @@ def fit(examples: list[tuple[frozenset[str], int]]) -> tuple[dict[str, float], f
     return {f: w for f, w in weights.items() if abs(w) >= PRUNE}, bias
 
 
-def _held_out_scores(attacks: tuple[str, ...], benign: tuple[str, ...]) -> dict[str, list[float]]:
-    """Each corpus scored by a model trained on all the others."""
+def _held_out(examples: dict[str, Examples], benign: tuple[str, ...]
+              ) -> tuple[dict[str, list[float]], float]:
+    """Each corpus scored by a model trained on all the others, and the threshold that flags
+    :data:`BENIGN_FLAGGED` of the benign notes scored that way."""
     from memhost.security import learned
 
-    names = attacks + benign
     scores = {}
-    for name in names:
-        rest = tuple(n for n in names if n != name)
-        weights, bias = fit(_examples(rest))
+    for name, own in examples.items():
+        weights, bias = fit([e for other, found in examples.items() if other != name
+                             for e in found])
         scores[name] = [learned.probability(weights, bias, f) if learned.asked(f) else 0.0
-                        for f, _ in _examples((name,))]
-    return scores
-
-
-def _threshold(benign_scores: list[float]) -> float:
-    ordered = sorted(benign_scores)
+                        for f, _ in own]
+    ordered = sorted(s for name in benign for s in scores[name])
     index = min(len(ordered) - 1, math.ceil((1 - BENIGN_FLAGGED) * len(ordered)))
-    return round(ordered[index] + 1e-6, 6)
+    return scores, round(ordered[index] + 1e-6, 6)
 
 
 def _digest(name: str) -> str:
@@ -119,9 +120,9 @@ def _digest(name: str) -> str:
 def train(attacks: tuple[str, ...], benign: tuple[str, ...]) -> dict[str, object]:
     from memhost.security import learned
 
-    scores = _held_out_scores(attacks, benign)
-    threshold = _threshold([s for name in benign for s in scores[name]])
-    weights, bias = fit(_examples(attacks + benign))
+    examples = _examples(attacks + benign)
+    scores, threshold = _held_out(examples, benign)
+    weights, bias = fit([e for found in examples.values() for e in found])
     weights = {f: round(w, 5) for f, w in sorted(weights.items())}
     bias = round(bias, 6)
     return {
@@ -158,8 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     attacks = tuple(n for n in ATTACKS if n not in args.leave_out)
     benign = tuple(n for n in BENIGN if n not in args.leave_out)
     if args.cv:
-        scores = _held_out_scores(attacks, benign)
-        threshold = _threshold([s for name in benign for s in scores[name]])
+        scores, threshold = _held_out(_examples(attacks + benign), benign)
         print(f"threshold {threshold:.4f} (flags {BENIGN_FLAGGED:.0%} of unseen benign notes)")
         for name, values in scores.items():
             flagged = sum(s >= threshold for s in values)

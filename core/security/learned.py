@@ -83,9 +83,6 @@ class Model:
         self.bias = bias
         self.threshold = threshold
 
-    def probability(self, *readings: str) -> float:
-        return probability(self.weights, self.bias, features(*readings))
-
     def resembles_attack(self, *readings: str) -> bool:
         found = features(*readings)
         return asked(found) and probability(self.weights, self.bias, found) >= self.threshold
