@@ -10,9 +10,9 @@ classes weighted equally. The threshold is where the model flags :data:`BENIGN_F
 benign notes *it did not train on*: each benign corpus is scored by a model trained without it
 (cross-fitting), so the threshold reflects notes the model has never seen, not its training fit.
 
-The seventh to ninth held-out sets (``attacks_heldout7.jsonl`` to ``attacks_heldout9.jsonl`` and
-their benign notes) are not trained on: they were written blind and measure what the layer does
-on attacks it has never seen.
+The sets in :data:`BLIND` are not trained on: they were written blind and measure what the
+layer does on attacks it has never seen. Each round trains on the blind sets of the round before
+(measured once first) and is measured on new ones.
 
 The table records the digest of every corpus it was trained on; a test checks that they are
 the corpora in the repository, so a corpus changed without retraining is caught.
@@ -32,10 +32,14 @@ from benchmarks.bench_injection import DATA, load_attacks, load_benign
 
 ATTACKS = ("attacks.jsonl", "attacks_heldout.jsonl", "attacks_heldout2.jsonl",
            "attacks_heldout3.jsonl", "attacks_heldout4.jsonl", "attacks_heldout5.jsonl",
-           "attacks_heldout6.jsonl", "attacks_training.jsonl")
+           "attacks_heldout6.jsonl", "attacks_heldout7.jsonl", "attacks_heldout8.jsonl",
+           "attacks_heldout9.jsonl", "attacks_training.jsonl")
 BENIGN = ("benign.txt", "benign_heldout.txt", "benign_heldout4.txt", "benign_heldout5.txt",
-          "benign_heldout6.txt", "benign_training.txt", "benign_training2.txt")
+          "benign_heldout6.txt", "benign_heldout7.txt", "benign_heldout8.txt",
+          "benign_heldout9.txt", "benign_training.txt", "benign_training2.txt")
 #: The share of unseen benign notes the threshold lets the model flag (stage, never refuse).
+#: Measured, never trained on.
+BLIND = ("attacks_heldout10.jsonl", "benign_heldout10.txt")
 BENIGN_FLAGGED = 0.03
 EPOCHS = 12
 LEARNING_RATE = 0.5

@@ -11,6 +11,9 @@ from memhost.security import ciphers
 from memhost.security.neutralise import for_prompt
 from memhost.security.scorer import ACCEPT, REFUSE, STAGE, Policy, assess
 
+#: These tests are about the rules: the learned reading is tested in test_learned.py.
+pytestmark = pytest.mark.usefixtures("rules_only")
+
 POLICY = Policy()
 
 

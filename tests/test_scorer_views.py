@@ -5,8 +5,13 @@ alone. Wordings here are this file's own."""
 
 from __future__ import annotations
 
+import pytest
+
 from memhost.security import ciphers, confusables
 from memhost.security.scorer import ACCEPT, REFUSE, Policy, assess
+
+#: These tests are about the rules: the learned reading is tested in test_learned.py.
+pytestmark = pytest.mark.usefixtures("rules_only")
 
 POLICY = Policy()
 
