@@ -33,13 +33,14 @@ from benchmarks.bench_injection import DATA, load_attacks, load_benign
 ATTACKS = ("attacks.jsonl", "attacks_heldout.jsonl", "attacks_heldout2.jsonl",
            "attacks_heldout3.jsonl", "attacks_heldout4.jsonl", "attacks_heldout5.jsonl",
            "attacks_heldout6.jsonl", "attacks_heldout7.jsonl", "attacks_heldout8.jsonl",
-           "attacks_heldout9.jsonl", "attacks_training.jsonl")
+           "attacks_heldout9.jsonl", "attacks_heldout10.jsonl", "attacks_training.jsonl")
 BENIGN = ("benign.txt", "benign_heldout.txt", "benign_heldout4.txt", "benign_heldout5.txt",
           "benign_heldout6.txt", "benign_heldout7.txt", "benign_heldout8.txt",
-          "benign_heldout9.txt", "benign_training.txt", "benign_training2.txt")
+          "benign_heldout9.txt", "benign_heldout10.txt", "benign_training.txt",
+          "benign_training2.txt")
 #: The share of unseen benign notes the threshold lets the model flag (stage, never refuse).
 #: Measured, never trained on.
-BLIND = ("attacks_heldout10.jsonl", "benign_heldout10.txt")
+BLIND = ("attacks_heldout11.jsonl", "benign_heldout11.txt")
 BENIGN_FLAGGED = 0.03
 EPOCHS = 12
 LEARNING_RATE = 0.5

@@ -57,6 +57,9 @@ _ADDRESS_SCHEMES = ("mailto:", "sip:", "sips:", "xmpp:", "tel:", "im:")
 
 def placeholder(value: str) -> bool:
     """A stand-in for a secret (``<token>``, ``sk-...``, ``$PASSWORD``), not a secret."""
+    # A finding may carry the quote or backtick that closes it in prose (``sk_test_xxx` ``):
+    # the stand-in is what is inside.
+    value = value.strip("`'\"()[],;:")
     return bool(_PLACEHOLDER.search(value)) or sum(c.isalnum() for c in value) < 3
 
 
