@@ -1,7 +1,7 @@
 """Which features a text can possibly fire, found in one pass before any feature runs.
 
 Every feature names *anchors*: literals one of which every match of its patterns contains
-(checked by ``tests/test_scorer.py`` on texts generated from the patterns). A text holding none of
+(proved by ``tests/test_scorer.py`` from each pattern's parse tree, ``tests/anchor_proof.py``). A text holding none of
 a feature's anchors cannot fire it, so the scorer runs only the features whose anchors are
 present: one pass finds them all.
 
