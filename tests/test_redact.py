@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import subprocess
+import sys
 
 import pytest
 
@@ -100,3 +102,19 @@ def test_a_secret_found_once_is_masked_everywhere_in_the_hand_off() -> None:
 def test_a_longer_secret_is_masked_whole() -> None:
     out = redact(f"token={SECRETS['openai_key']}xyz and {SECRETS['openai_key']}")
     assert "xyz" not in out and "sk-" not in out
+
+
+def test_the_detectors_version_is_named_without_loading_its_engine() -> None:
+    # A session start whose verdicts were saved checks them against this version; loading the
+    # engine's Go library for it cost more than the rest of that start.
+    script = ("import sys\n"
+              "from memhost.security import detector\n"
+              "named = detector.version()\n"
+              "assert 'betterleaks' not in sys.modules, 'the engine was imported'\n"
+              "import betterleaks\n"
+              "print(named, betterleaks.__version__, betterleaks.__upstream_version__)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    named, version, upstream = done.stdout.split()
+    assert f"betterleaks-{version}/{upstream}:" in named

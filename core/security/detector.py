@@ -77,7 +77,30 @@ def version() -> str:
     import inspect
 
     rules = hashlib.sha256(inspect.getsource(secret_rules).encode("utf-8")).hexdigest()[:16]
-    return f"{_VERSION}:betterleaks-{getattr(_load(), '__version__', '?')}:{rules}"
+    return f"{_VERSION}:betterleaks-{_engine_version()}:{rules}"
+
+
+def _engine_version() -> str:
+    """The engine's version (and the upstream release it binds), read from its package.
+
+    Importing the package loads its Go library (~6 ms), and a session start whose verdicts were
+    saved needs the version only, to know they still hold: so the version is read from the
+    package's source. Where that fails, the package is imported as :func:`scan` would."""
+    import importlib.util
+    import re
+
+    spec = importlib.util.find_spec("betterleaks")
+    if spec is not None and spec.origin:
+        try:
+            with open(spec.origin, encoding="utf-8") as handle:
+                found = re.findall(r'^__(?:upstream_)?version__ = "([^"]+)"', handle.read(),
+                                   re.MULTILINE)
+        except OSError:
+            found = []
+        if found:
+            return "/".join(found)
+    engine = _load()  # missing: says how to install it
+    return f"{getattr(engine, '__version__', '?')}/{getattr(engine, '__upstream_version__', '?')}"
 
 
 def scan(text: str) -> frozenset[str]:
