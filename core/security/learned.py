@@ -115,7 +115,7 @@ def digest() -> str:
 @cache
 def model() -> Model | None:
     """The shipped model, or None when its table is missing (a trimmed install): the scorer then
-    reads with its rules alone. Parsing it takes about 25 ms, once per process, the first time
+    reads with its rules alone. Parsing it takes about 30 ms, once per process, the first time
     a text needs scoring."""
     try:
         raw = MODEL_PATH.read_bytes()
