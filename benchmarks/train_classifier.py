@@ -40,7 +40,8 @@ BENIGN = ("benign.txt", "benign_heldout.txt", "benign_heldout4.txt", "benign_hel
           "benign_training2.txt")
 #: The share of unseen benign notes the threshold lets the model flag (stage, never refuse).
 #: Measured, never trained on.
-BLIND = ("attacks_heldout11.jsonl", "benign_heldout11.txt")
+BLIND = ("attacks_heldout11.jsonl", "benign_heldout11.txt", "attacks_heldout12.jsonl",
+         "benign_heldout12.txt")
 BENIGN_FLAGGED = 0.03
 EPOCHS = 12
 LEARNING_RATE = 0.5

@@ -59,6 +59,8 @@ def test_pem_blocks_are_masked_whole() -> None:
     # A stand-in for a key, in backticks: the detector's finding carries the closing backtick.
     "Every repo has a .env.example with `STRIPE_SECRET_KEY=sk_test_xxx`; the real .env is ignored.",
     "Set `API_TOKEN='<token>'` in your shell before running the examples.",
+    "Keeps placeholders like API_KEY=changeme; the real values live in the vault.",
+    "token=your_token_here and password=example in the sample config.",
 ])
 def test_ordinary_text_is_left_alone(text: str) -> None:
     assert redact(text) is text

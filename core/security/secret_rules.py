@@ -26,6 +26,11 @@ _CRED = r"(?:password|passwd|pwd|passphrase|secret|token|api[_-]?key|access[_-]?
 # Placeholders stand where a secret would: ``sk_test_xxx``, ``sk-...your key...``, ``********``,
 # ``<token>``, ``$TOKEN``, ``${DB_PASSWORD}``, ``$(cat file)``, ``{{ vault_password }}``.
 _PLACEHOLDER = re.compile(r"x{3,}$|\.{3}|\u2026|\*{3,}|>$|^(?:\$|<|\{\{|%\()", re.I)
+# The values everyone writes where a secret will go: ``API_KEY=changeme``,
+# ``token=your_token_here``, ``password=example``.
+_STAND_IN = re.compile(r"(?:change|replace|fill)[-_]?(?:me|this)|your[-_]\w+|your\w*here|"
+                       r"(?:example|dummy|placeholder|sample|fake)\w*|redacted|fixme|todo|tbd|"
+                       r"(?:foo)?bar|foo", re.I)
 
 # Words that follow "password is" or "token:" in ordinary text ("the password is required",
 # "... is stored in the keychain", "Authorization: Bearer <token>").
@@ -60,7 +65,8 @@ def placeholder(value: str) -> bool:
     # A finding may carry the quote or backtick that closes it in prose (``sk_test_xxx` ``):
     # the stand-in is what is inside.
     value = value.strip("`'\"()[],;:")
-    return bool(_PLACEHOLDER.search(value)) or sum(c.isalnum() for c in value) < 3
+    return (bool(_PLACEHOLDER.search(value) or _STAND_IN.fullmatch(value))
+            or sum(c.isalnum() for c in value) < 3)
 
 
 def _english(value: str) -> bool:
