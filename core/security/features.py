@@ -29,7 +29,8 @@ an instruction to the agent on its own" (the thresholds themselves are configura
 from __future__ import annotations
 
 
-from memhost.security import agency, conduct, concepts, concepts_i18n, mechanisms, oversight, standing
+from memhost.security import (agency, conduct, concepts, concepts_i18n, mechanisms, oversight,
+                               standing, steering)
 from memhost.security.lexicon import (
     ANY as _ANY,
     CHANNEL,
@@ -390,10 +391,9 @@ _WRITTEN_ANCHORS: dict[str, tuple[str, ...]] = {
 }
 
 #: Every feature the scorer weighs: the ones above and those of the modules named in the
-#: imports (concepts, mechanisms, other languages, standing rules, conduct, oversight, agency).
-FEATURES: tuple[Feature, ...] = (_WRITTEN + concepts.FEATURES + mechanisms.FEATURES
-                                 + concepts_i18n.FEATURES + standing.FEATURES + conduct.FEATURES
-                                 + oversight.FEATURES + agency.FEATURES)
-ANCHORS: dict[str, tuple[str, ...]] = {**_WRITTEN_ANCHORS, **concepts.ANCHORS, **mechanisms.ANCHORS,
-                                       **concepts_i18n.ANCHORS, **standing.ANCHORS, **conduct.ANCHORS,
-                                       **oversight.ANCHORS, **agency.ANCHORS}
+#: imports (concepts, mechanisms, other languages, standing rules, conduct, oversight, agency,
+#: steering).
+_MODULES = (concepts, mechanisms, concepts_i18n, standing, conduct, oversight, agency, steering)
+FEATURES: tuple[Feature, ...] = _WRITTEN + tuple(f for m in _MODULES for f in m.FEATURES)
+ANCHORS: dict[str, tuple[str, ...]] = {**_WRITTEN_ANCHORS,
+                                       **{k: v for m in _MODULES for k, v in m.ANCHORS.items()}}
