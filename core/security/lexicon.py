@@ -100,7 +100,9 @@ CREDENTIAL_ANCHORS = (".aws/", ".ssh", "id_", ".netrc", ".pgpass", ".git-credent
 #: "10.0.0.0/24", is none). A second part only, searched after a feature matched: it names no
 #: anchor.
 HOST = (r"(?:\b(?:[a-z0-9][\w-]*\.)+(?:com|net|org|io|app|dev|xyz|top|me|co|ru|cn|info|biz|site"
-        r"|online|cloud|link|ly|gg|tk|page)\b(?![.-]\w)|\b\d{1,3}(?:\.\d{1,3}){3}/(?!\d{1,2}\b)[\w.-])")
+        r"|online|cloud|link|ly|gg|tk|page)\b(?![.-]\w)|\b\d{1,3}(?:\.\d{1,3}){3}/(?!\d{1,2}\b)[\w.-]"
+        # A country's second level ("example.co.za", "shop.com.br", "gov.uk" sites).
+        r"|\b(?:[a-z0-9][\w-]*\.)+(?:co|com|net|org|ac|gov|edu)\.[a-z]{2}\b(?![.-]\w))")
 SECRET_ASK = (r"(?:one[\s-]?time\s+(?:pass)?codes?|\botps?\b|\b2fa\b|\bmfa\b\s+codes?"
               r"|verification\s+codes?|auth(?:entication)?\s+codes?|security\s+codes?|passwords?"
               r"|passphrases?|\bpins?\b|recovery\s+(?:codes?|phrases?|keys?|words)|seed\s+(?:phrases?|words)|\bcvv\b"

@@ -6,7 +6,8 @@ language, because they are written the same everywhere or nearly so: the agent's
 itself (assistant, agent, bot and their cognates, "AI"), and what an order moves or points at
 (an address, a key file's path, a secret's name: "token", "API key", "SSH"). A note that holds
 both in one clause, written in words that are not English (few English function words, and letters outside
-ASCII: another script, or Latin letters with marks), is a note about what the agent does with
+ASCII: another script, or Latin letters with marks; or, in plain letters, almost none of
+English's function words: Afrikaans, Swahili, Indonesian), is a note about what the agent does with
 something outside, in words no feature could read: :func:`directive_unread` says so, and the
 scorer weighs it :data:`WEIGHT`, enough to stage for a person and never, alone, to refuse.
 
@@ -49,12 +50,16 @@ _ENGLISH = frozenset(
 
 def directive_unread(text: str) -> bool:
     """Whether ``text`` names the agent and something outside in words that are not English."""
-    if text.isascii():  # English, or a language written in plain letters the scorer reads
-        return False
     words = _WORD.findall(text)
-    if len(words) < 4 or sum(not w.isascii() for w in words) < 2:
+    if len(words) < 4:
         return False
-    if sum(w.lower() in _ENGLISH for w in words) > 0.15 * len(words):
+    english = sum(w.lower() in _ENGLISH for w in words)
+    if text.isascii():
+        # Plain letters: English, or a language written without marks (Afrikaans, Indonesian,
+        # Swahili): told apart by English's function words, of which the others hold almost none.
+        if len(words) < 8 or english > 0.05 * len(words):
+            return False
+    elif sum(not w.isascii() for w in words) < 2 or english > 0.15 * len(words):
         return False
     # In one clause: "the assistant answers in Czech; the docs are at https://…" is two notes.
     return any(_AGENT.search(clause) and _OUTSIDE.search(clause) for clause in _CLAUSES.split(text))
