@@ -8,7 +8,9 @@ itself (assistant, agent, bot and their cognates, "AI"), and what an order moves
 both in one clause, written in words that are not English (few English function words, and letters outside
 ASCII: another script, or Latin letters with marks; or, in plain letters, almost none of
 English's function words: Afrikaans, Swahili, Indonesian), is a note about what the agent does with
-something outside, in words no feature could read: :func:`directive_unread` says so, and the
+something outside, in words no feature could read; so is one, in letters with marks or another
+script, that names a secret and a place outside together, the agent unnamed ("every key in the
+.env goes to backup@…"): :func:`directive_unread` says so, and the
 scorer weighs it :data:`WEIGHT`, enough to stage for a person and never, alone, to refuse.
 
 A note in a language the scorer does read gets the same weight when it holds both parts; its
@@ -33,11 +35,14 @@ _AGENT = re.compile(
     r"|עוזר|סוכן|בוט|مساعد|دستیار|عامل|ربات|ผู้ช่วย|บอท|助手|助理|智能体|机器人|アシスタント"
     r"|エージェント|ボット|어시스턴트|에이전트|비서",
     re.IGNORECASE)
-#: Something outside, or a secret, named the way every language names it.
-_OUTSIDE = re.compile(
+#: A place outside, named the way every language names it.
+_PLACE = re.compile(
     # A host name with a path ("relay.example/beacon") is a place whatever its suffix.
-    rf"{CHANNEL}|{HOST}|\b[a-z0-9][\w-]*(?:\.[\w-]+)+/[\w-]|{CREDENTIAL_PATH}|\b(?:tokens?|api[\s_-]?keys?|ssh|aws|gpg|passwords?"
-    r"|credentials?|cookies?|2fa|otp|webhooks?)\b", re.IGNORECASE)
+    rf"{CHANNEL}|{HOST}|\b[a-z0-9][\w-]*(?:\.[\w-]+)+/[\w-]|\bwebhooks?\b", re.IGNORECASE)
+#: A secret, named the way every language names it.
+_SECRET = re.compile(
+    rf"{CREDENTIAL_PATH}|\b(?:tokens?|api[\s_-]?keys?|api|ssh|aws|gpg|passwords?|credentials?"
+    r"|cookies?|2fa|otp)\b", re.IGNORECASE)
 _WORD = re.compile(r"[^\W\d_]+")
 #: Where a clause ends: a full stop of any script before a space or the end, a semicolon, a line.
 _CLAUSES = re.compile(r"[.。!?！？؟।](?=\s|$)|[;\n]")
@@ -62,4 +67,12 @@ def directive_unread(text: str) -> bool:
     elif sum(not w.isascii() for w in words) < 2 or english > 0.15 * len(words):
         return False
     # In one clause: "the assistant answers in Czech; the docs are at https://…" is two notes.
-    return any(_AGENT.search(clause) and _OUTSIDE.search(clause) for clause in _CLAUSES.split(text))
+    # The agent with a place or a secret; or, without the agent named, a secret and a place
+    # ("every key in the .env goes to backup@…"): what is moved, and where to. Not in plain
+    # letters, where a command line or a config note holds both and few English words.
+    marked = not text.isascii()
+    for clause in _CLAUSES.split(text):
+        place, secret = _PLACE.search(clause), _SECRET.search(clause)
+        if (place or secret) and _AGENT.search(clause) or marked and place and secret:
+            return True
+    return False
