@@ -106,7 +106,10 @@ FEATURES: tuple[Feature, ...] = (
       r"\s+(?:is|are)|being)\s+(?:an?\s+)?(?:AI|bot|language\s+model|LLM|machine|program)\b(?!\s+(?:researcher"
       r"|engineer|company|startup|team|lab|project|tool|policy))"
       r"|\b(?:claim|pretend|insist|introduc|present)\w*\s+(?:to\s+be|(?:that\s+)?(?:it|he|she|you)(?:'s|\s+is"
-      r"|\s+are)|(?:itself|yourself)\s+as)\s+(?:an?\s+)?(?:\w+\s+)?(?:human|real\s+person|person)\b", "deny_ai"),
+      r"|\s+are)|(?:itself|yourself)\s+as)\s+(?:an?\s+)?(?:\w+\s+)?(?:human|real\s+person|person)\b"
+      # "tells recipients she is a person if they ask"
+      r"|\b(?:tell|assur|answer|repl(?:y|ies))\w*\s+(?:\w+\s+){0,2}?(?:that\s+)?(?:it|he|she|you)(?:'s|\s+is"
+      r"|\s+are)\s+(?:an?\s+)?(?:human|real\s+person|person)\b", "deny_ai"),
     F("not_bound", 3.0,
       r"\b(?:is\s*n[o']t|are\s*n[o']t|not|never|no\s+longer)\s+(?:\w+\s+)?(?:bound|restricted|constrained)"
       r"\s+by\s+(?:\S+\s+){0,3}?(?:guidelines|rules|polic(?:y|ies)|restrictions|terms|safety|instructions"
@@ -270,7 +273,8 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "goes_by": ("itself", "goes by", "poses as", "signs"),
     "persona_kept": ("persona", "character", "cover", "disguise"),
     "denies_being_ai": ("mention", "admit", "reveal", "disclos", "say", "acknowledg", "confirm",
-                        "tell", "claim", "pretend", "insist", "introduc", "present"),
+                        "tell", "claim", "pretend", "insist", "introduc", "present", "assur",
+                        "answer", "repl"),
     "not_bound": ("bound", "restricted", "constrained"),
     "concealment_described": ("bring", "mention", "tell", "inform", "disclos", "reveal", "report"),
     "turns_sent": ("shared", "sent", "posted", "uploaded", "forwarded", "copied", "mirrored",

@@ -10,7 +10,8 @@ names what makes such a preference a way to mislead, as two parts (never one wor
 * **what the user should know, left out**: vulnerabilities, side effects, fees, exclusions,
   one-star reviews or an inquiry, skipped or omitted in what the agent writes;
 * **an unsafe default, handed out**: world-writable permissions, TLS checks off, public buckets,
-  root containers, password logins open to the internet, as the default of generated code
+  root containers, password logins open to the internet, signature checks and hooks skipped, as
+  the default of generated code
   (``verify=False`` is already a defence switched off, :mod:`memhost.security.standing`).
 
 They weigh as much as staging needs: a user may really want any of these, and a person then
@@ -51,7 +52,10 @@ FEATURES: tuple[Feature, ...] = (
       r"|\bpublic-read(?:-write)?\b|\bNODE_TLS_REJECT_UNAUTHORIZED\s*=\s*0"
       r"|\bStrictHostKeyChecking\s*=?\s*no\b|\bPasswordAuthentication\s+yes\b|\b0\.0\.0\.0/0\b"
       r"|\brun(?:s|ning)?\s+as\s+root\b|--privileged\b|\bdisabl\w*\s+(?:tls|ssl|certificate)\s+"
-      r"(?:verification|checks?|validation)\b",
+      r"(?:verification|checks?|validation)\b"
+      # Signatures and hooks skipped: git's --no-verify, a package manager's gpgcheck, git's TLS.
+      r"|--no-verify\b|--no-check-certificate\b|\bgpgcheck\s*=\s*0\b|\bsslverify\s*=\s*(?:false|0)\b"
+      r"|\bGIT_SSL_NO_VERIFY\s*=\s*(?:1|true)\b|--trusted-host\b",
       "harmful_advice", also=_GENERATED, unless_forbidden=True),
 )
 
@@ -65,5 +69,6 @@ ANCHORS: dict[str, tuple[str, ...]] = {
                        "recalls", "lawsuits", "drawbacks", "downsides"),
     "unsafe_default": ("chmod", "curl", "--insecure", "public-read", "node_tls",
                        "stricthostkeychecking", "passwordauthentication", "0.0.0.0/0", "root",
-                       "--privileged", "disabl"),
+                       "--privileged", "disabl", "--no-verify", "--no-check-certificate",
+                       "gpgcheck", "sslverify", "git_ssl_no_verify", "--trusted-host"),
 }
