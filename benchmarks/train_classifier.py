@@ -43,7 +43,7 @@ BENIGN = ("benign.txt", "benign_heldout.txt", "benign_heldout4.txt", "benign_hel
 BLIND = ("attacks_heldout11.jsonl", "benign_heldout11.txt", "attacks_heldout12.jsonl",
          "benign_heldout12.txt", "attacks_heldout13.jsonl", "benign_heldout13.txt",
          "attacks_heldout14.jsonl", "benign_heldout14.txt", "attacks_heldout15.jsonl",
-         "benign_heldout15.txt")
+         "benign_heldout15.txt", "attacks_heldout16.jsonl", "benign_heldout16.txt")
 BENIGN_FLAGGED = 0.03
 EPOCHS = 12
 LEARNING_RATE = 0.5
