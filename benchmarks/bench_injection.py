@@ -178,9 +178,10 @@ def planted_row(root: Path, attacks: list[dict[str, Any]], case: str = "planted 
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(serialize([part for group in parts for part in group]), encoding="utf-8")
     entries = trial.store.entries("memory")  # as the file parses (blank lines and all)
-    if len(entries) != sum(map(len, parts)):
+    written = sum(map(len, parts))
+    if len(entries) != written:
         raise RuntimeError(f"{case}: the planted file parses into {len(entries)} entries, "
-                           f"not the {sum(map(len, parts))} written")
+                           f"not the {written} written")
     shown = trial.shown(entries)
     fates = ["withheld" if s.startswith("[BLOCKED:") else "live" if s == e else "neutralised"
              for e, s in zip(entries, shown, strict=True)]

@@ -59,7 +59,8 @@ def directive_unread(text: str) -> bool:
     if len(words) < 4:
         return False
     english = sum(w.lower() in _ENGLISH for w in words)
-    if text.isascii():
+    marked = not text.isascii()
+    if not marked:
         # Plain letters: English, or a language written without marks (Afrikaans, Indonesian,
         # Swahili): told apart by English's function words, of which the others hold almost none.
         if len(words) < 8 or english > 0.05 * len(words):
@@ -70,7 +71,6 @@ def directive_unread(text: str) -> bool:
     # The agent with a place or a secret; or, without the agent named, a secret and a place
     # ("every key in the .env goes to backup@…"): what is moved, and where to. Not in plain
     # letters, where a command line or a config note holds both and few English words.
-    marked = not text.isascii()
     for clause in _CLAUSES.split(text):
         place, secret = _PLACE.search(clause), _SECRET.search(clause)
         if (place or secret) and _AGENT.search(clause) or marked and place and secret:
