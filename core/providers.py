@@ -180,6 +180,12 @@ class _PluginManager(pluggy.PluginManager):
         return opts
 
 
+def _release_thread(provider: Provider) -> None:
+    executor, provider.executor = provider.executor, None
+    if executor is not None:
+        executor.shutdown()
+
+
 def _slot_names(kind: type) -> set[str]:
     names: set[str] = set()
     for klass in kind.__mro__:
@@ -246,6 +252,17 @@ class ProviderSet:
             self.pm.unregister(provider.plugin)
             with self._lock:
                 self._callers.clear()
+            _release_thread(provider)
+
+    def release_threads(self) -> None:
+        """Let each provider's call thread end (after a call it is still running, if any).
+
+        A manager that has shut its providers down calls this: a host that opens and closes a
+        manager per user (:class:`memhost.MemoryHub`) would otherwise keep one idle thread per
+        closed manager for the life of the process. A later bounded call starts a new thread.
+        """
+        for provider in self._providers.values():
+            _release_thread(provider)
 
     def call(self, provider: Provider, hook: str, *, retryable: bool = False,
              **kwargs: Any) -> Any:

@@ -51,6 +51,7 @@ def shut_down(worker: BackgroundWorker, providers: ProviderSet, *, bound: float,
             shut.append(provider.name)
             if isinstance(value, dict) and value:
                 reports[provider.name] = value
+        providers.release_threads()
         finished.set()
 
     try:

@@ -114,6 +114,27 @@ def test_the_least_recently_used_idle_manager_is_closed_to_make_room(home: Path)
         assert carol is hub.manager("carol")
 
 
+def test_closing_managers_ends_the_threads_they_started(home: Path) -> None:
+    """A hub opens and closes managers all day; each closed one must leave no thread behind
+    (its provider's call thread included), or a long-lived host runs out of threads."""
+    import threading
+
+    configure(home, "sqlite")
+    before = set(threading.enumerate())
+    with MemoryHub(home, max_open=2) as hub:
+        hub.min_idle = 0.0
+        for number in range(12):
+            memory = hub.manager(f"user-{number}")
+            memory.start_session(f"chat-{number}")
+            memory.begin_turn("Which port does the api use?")
+            memory.finish_turn("Which port does the api use?", "8080.")
+        assert hub.closed_to_make_room == 10
+    started = [t for t in threading.enumerate() if t not in before]
+    for thread in started:
+        thread.join(5)
+    assert [t.name for t in started if t.is_alive()] == []
+
+
 def test_a_closed_manager_keeps_its_queued_writes_in_the_outbox(home: Path) -> None:
     from providers_for_tests import WedgedSync
 
