@@ -116,6 +116,15 @@ class StoreFile:
         #: The bytes this process last wrote to the file and the text they encode: the next
         #: write reads them back, and finding them unchanged needs no decoding or hashing.
         self._written: tuple[bytes, str] | None = None
+        self._open = True
+        journal.retain(self.journal)
+
+    def close(self) -> None:
+        """Let go of the journal's descriptor (kept open between writes); a later use reopens
+        it. Closing twice is harmless."""
+        if self._open:
+            self._open = False
+            journal.release(self.journal)
 
     def sweep(self) -> None:
         """Delete temp files a killed writer left beside the file (its data, sidecar or backups).

@@ -48,6 +48,12 @@ class BuiltinProvider:
         self.snapshot = self.store.snapshot()
 
     @hookimpl
+    def shutdown(self) -> None:
+        # A host serving many users closes a manager per user; its store must not keep
+        # descriptors open for the rest of the process.
+        self.store.close()
+
+    @hookimpl
     def prompt_fragment(self) -> str | None:
         enabled = self.tool.enabled_targets()
         if not enabled:

@@ -226,6 +226,12 @@ class MemoryStore(Maintenance):
         meta = entrymeta.load(self.path(target))
         return [(entry, entrymeta.for_entry(meta, entry)) for entry in self.entries(target)]
 
+    def close(self) -> None:
+        """Release what the store keeps open between writes (its journals' descriptors); a
+        write after this still works, and reopens them."""
+        for file in self._files.values():
+            file.close()
+
     def subscribe(self, listener: Listener) -> None:
         """Call ``listener(changes, origin, session_id)`` after every committed write."""
         self._listeners.append(listener)

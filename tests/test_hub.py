@@ -4,6 +4,7 @@ that cannot name anything but a user's folder."""
 from __future__ import annotations
 
 import json
+import os
 import stat
 from pathlib import Path
 
@@ -133,6 +134,37 @@ def test_closing_managers_ends_the_threads_they_started(home: Path) -> None:
     for thread in started:
         thread.join(5)
     assert [t.name for t in started if t.is_alive()] == []
+
+
+def _open_files_under(folder: Path) -> list[str]:
+    found = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:  # the listing's own descriptor, already closed
+            continue
+        if target.startswith(str(folder)):
+            found.append(target)
+    return found
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="lists descriptors via /proc")
+def test_closing_managers_closes_the_files_they_kept_open(home: Path) -> None:
+    """Each user's memory journal stays open between writes; once the user's manager is
+    closed, nothing under their folder may stay open, or a host serving many users runs out
+    of descriptors."""
+    configure(home, "sqlite")
+    with MemoryHub(home, max_open=2) as hub:
+        hub.min_idle = 0.0
+        for number in range(8):
+            memory = hub.manager(f"user-{number}")
+            memory.start_session(f"chat-{number}")
+            answer = json.loads(memory.call_tool("memory", {
+                "action": "add", "target": "user", "content": f"Works on project {number}."}))
+            assert answer["success"], answer
+        still_open = {path.split("/users/")[1].split("/")[0] for path in _open_files_under(home)}
+        assert still_open <= {"user-6", "user-7"}, still_open  # only the two open managers
+    assert _open_files_under(home) == []
 
 
 def test_a_closed_manager_keeps_its_queued_writes_in_the_outbox(home: Path) -> None:
