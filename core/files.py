@@ -22,6 +22,7 @@ import stat
 import tempfile
 import threading
 import time
+import weakref
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -165,19 +166,23 @@ class _PathLock:
     """This process's lock on one lock file: a thread lock, then the lock on the file
     (:mod:`memhost.locking`: ``flock`` on POSIX, ``filelock`` elsewhere).
 
-    Each lock file gets one for the life of the process. The thread lock in front lets one
-    thread at a time in, and the file lock keeps other processes (and other lock objects) out.
-    Neither is re-entrant: a thread that takes a lock it holds waits for its timeout.
+    Each lock file has one while any thread holds or waits for it. The thread lock in front
+    lets one thread at a time in, and the file lock keeps other processes (and other lock
+    objects) out. Neither is re-entrant: a thread that takes a lock it holds waits for its
+    timeout.
     """
 
-    __slots__ = ("file", "thread")
+    __slots__ = ("__weakref__", "file", "thread")
 
     def __init__(self, lock_file: str) -> None:
         self.thread = threading.Lock()
         self.file: ProcessLock = process_lock(lock_file)
 
 
-_PATH_LOCKS: dict[str, _PathLock] = {}
+# Weak: a lock is kept while a thread holds or waits for it (the one lock object per file that
+# the thread lock needs), then let go. Kept for the life of the process, a lock per file ever
+# written grew without end in a process serving many users (two files per user).
+_PATH_LOCKS: weakref.WeakValueDictionary[str, _PathLock] = weakref.WeakValueDictionary()
 _PATH_LOCKS_GUARD = threading.Lock()
 
 

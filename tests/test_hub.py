@@ -165,6 +165,10 @@ def test_closing_managers_closes_the_files_they_kept_open(home: Path) -> None:
         still_open = {path.split("/users/")[1].split("/")[0] for path in _open_files_under(home)}
         assert still_open <= {"user-6", "user-7"}, still_open  # only the two open managers
     assert _open_files_under(home) == []
+    # Nor does the process keep a lock object per file it ever wrote.
+    from memhost import files
+
+    assert [name for name in list(files._PATH_LOCKS) if name.startswith(str(home))] == []
 
 
 def test_a_closed_manager_keeps_its_queued_writes_in_the_outbox(home: Path) -> None:
