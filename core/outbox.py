@@ -33,6 +33,11 @@ from memhost.locking import ProcessLock, Timeout, process_lock
 
 log = logging.getLogger(__name__)
 
+#: A journal with nothing owed is emptied once it holds this many bytes. A manager lives as long
+#: as its host (a gateway runs for weeks) and journals every turn it syncs, acknowledged or not:
+#: kept whole, the file would grow by every turn ever synced, and be read whole at shutdown.
+COMPACT_BYTES = 1 << 20
+
 #: Built once (``json.dumps`` with options builds an encoder per call); ``default=str`` writes
 #: what JSON has no type for as its text, as a replay would read it.
 _ENCODE = json.JSONEncoder(ensure_ascii=False, default=str).encode
@@ -63,7 +68,10 @@ class Journal:
         # One os.write per line, no buffer in between: a line is in the OS's hands (and survives
         # the process being killed) as soon as the write returns.
         self._fd = open_append_private(path)
-        self._next_seq = 1 + max((r.seq for r in self.pending()), default=0)
+        #: The writes appended and not yet acknowledged: none left, the file can be emptied.
+        self._owed = {record.seq for record in self.pending()}
+        self._next_seq = 1 + max(self._owed, default=0)
+        self._bytes = os.fstat(self._fd).st_size
         self.closed = False
 
     def append(self, calls: list[tuple[str, dict[str, Any]]]) -> Record | None:
@@ -81,16 +89,25 @@ class Journal:
             seq = self._next_seq
             self._next_seq += 1
             line = self._write({"seq": seq, "calls": [[hook, kwargs] for hook, kwargs in calls]})
+            self._owed.add(seq)
         return Record(self.path, seq, line)
 
     def ack(self, seq: int) -> None:
         with self._mutex:
-            if not self.closed:
-                self._write({"ack": seq})
+            if self.closed:
+                return
+            self._write({"ack": seq})
+            self._owed.discard(seq)
+            if not self._owed and self._bytes >= COMPACT_BYTES:
+                # Every line is a delivered write or its acknowledgement: an empty journal says
+                # the same, and a crash either side of the truncation leaves nothing owed.
+                os.ftruncate(self._fd, 0)
+                self._bytes = 0
 
     def _write(self, data: dict[str, Any]) -> str:
         line = _ENCODE(data)
         view = memoryview((line + "\n").encode("utf-8"))
+        self._bytes += len(view)
         while view:  # a regular file takes it whole; a signal can cut a write short
             view = view[os.write(self._fd, view):]
         return line

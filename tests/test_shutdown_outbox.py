@@ -345,3 +345,47 @@ def test_a_drain_stops_waiting_once_the_next_retry_falls_after_its_deadline() ->
     assert time.monotonic() - started < 30
     assert (writes, prefetches, active) == (1, 0, 0)
     assert worker.join(10) and len(attempts) == 1
+
+
+# -- a journal does not grow for the life of its manager ----------------------------------------
+
+
+def test_a_long_lived_managers_journal_is_emptied_once_nothing_is_owed(
+        home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memhost import outbox
+
+    monkeypatch.setattr(outbox, "COMPACT_BYTES", 4096)
+    recorder = Recorder()
+    manager = session(home, recorder, "rec", "long")
+    sizes = []
+    for n in range(200):  # each turn's line and its acknowledgement: ~50 KB kept whole
+        turn(manager, n)
+        assert manager.flush(5)
+        [journal] = journals(home, "rec")
+        sizes.append(journal.stat().st_size)
+    assert max(sizes) < 4096 + 1024, max(sizes)
+    assert synced(recorder) == [f"question number {n}" for n in range(200)]
+    assert manager.shutdown(timeout=5).status == "drained"
+    assert journals(home, "rec") == []
+
+
+def test_a_journal_that_still_owes_a_write_is_never_emptied(
+        home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memhost import outbox
+
+    monkeypatch.setattr(outbox, "COMPACT_BYTES", 512)
+    wedged = WedgedSync()
+    manager = session(home, wedged, "wedged", "long")
+    turn(manager, 0)
+    assert wedged.entered.wait(5)  # the first write is stuck in the provider...
+    for n in range(1, 30):  # ...while the journal passes the bound
+        turn(manager, n)
+    [journal] = journals(home, "wedged")
+    assert journal.stat().st_size > 512
+    owed = [r.calls[0][1]["user_content"] for r in outbox._unacknowledged(journal)]
+    assert owed == [f"question number {n}" for n in range(30)]
+    wedged.release.set()
+    assert manager.flush(5)
+    assert synced(wedged) == [f"question number {n}" for n in range(30)]
+    assert journal.stat().st_size == 0  # all delivered: emptied
+    assert manager.shutdown(timeout=5).status == "drained"
