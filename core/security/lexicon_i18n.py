@@ -1,9 +1,10 @@
 """The scorer's core ideas in other languages: word stems per language, per concept.
 
 An attacker who knows the scorer reads English writes the same directive in Italian, Russian or
-Japanese. Phrase lists do not survive that; the ideas do. Each language lists stems (a stem
-matches every form that starts with it: ``ignor`` is "ignora", "ignorare", "ignorate") for the
-few concepts a planted instruction is made of:
+Japanese, or in Slovak, Tamil or Swahili, where no list of English phrases reaches. Phrase lists
+do not survive that; the ideas do. Over sixty languages list stems here (a stem matches every
+form that starts with it: ``ignor`` is "ignora", "ignorare", "ignorate") for the few concepts a
+planted instruction is made of:
 
 * ``void``: dismiss or forget, or declare invalid (said of the agent's guidance);
 * ``guidance``: instructions, rules, directions, the system prompt;
@@ -12,17 +13,22 @@ few concepts a planted instruction is made of:
 * ``persona``: "you are now", "pretend to be", "act as";
 * ``hide``: "do not tell", "without … knowing", "keep secret";
 * ``user``: the user, as the person something is hidden from;
-* ``always``: "from now on", "always", "in every reply".
+* ``always``: "from now on", "always", "in every reply";
 
-A stem holding a space matches any whitespace there. Japanese, Chinese, Korean and Arabic words
-are matched anywhere (no spaces separate words in the first two; the others glue particles or
-prefixes on), every other stem only at the start of a word. :mod:`memhost.security.concepts_i18n` builds the
-features; this module is only words.
+and four read in pairs too (:data:`_MORE`): ``ask`` with ``secret``, ``again`` with ``entry``.
+
+A stem holding a space matches any whitespace there. Japanese, Chinese, Thai, Korean, Arabic,
+Hebrew and Persian words are matched anywhere (no spaces separate words in the first three; the
+others glue particles or prefixes on), every other stem only at the start of a word. Stems are
+read as the text is (NFKC, without zero-width joiners), with their other spellings (a typographic
+apostrophe, Romanian's cedillas). :mod:`memhost.security.concepts_i18n` builds the features;
+this module is only words.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from memhost.security.lexicon import NOT_NEGATED, NOT_NEGATED_AFTER
 
@@ -119,7 +125,10 @@ LEXICON: dict[str, dict[str, tuple[str, ...]]] = {
                     "чат"),
            "persona": ("теперь ты", "ты теперь", "отныне ты", "притворись", "веди себя как",
                        "играй роль"),
-           "hide": ("не говори", "не сообщай", "не упоминай", "не рассказывай", "скрой",
+           # "не говори" alone is "does not speak" in Bulgarian and Serbian, and with a letter more
+           # in Russian and Ukrainian: "the user does not speak German" hides nothing.
+           "hide": ("не говори ему", "не говори ей", "не говори им", "не говори никому", "ничего не говори",
+                    "не говори о", "не говорите", "не сообщай", "не упоминай", "не рассказывай", "скрой",
                     "втайне", "тайно", "незаметно", "без ведома"),
            "user": ("пользовател",),
            "always": ("отныне", "с этого момента", "теперь всегда", "всегда", "в каждом ответе")},
@@ -172,7 +181,8 @@ LEXICON: dict[str, dict[str, tuple[str, ...]]] = {
            "hide": ("말하지 마", "알리지 마", "숨겨", "몰래", "비밀로"),
            "user": ("사용자", "유저"),
            "always": ("앞으로", "지금부터", "항상", "언제나", "매번")},
-    "ar": {"void": ("تجاهل", "انس", "أهمل", "اهمل"),
+    # "انس" alone is inside Persian and Urdu words ("انسان", "کنفرانس", "انسٹالیشن").
+    "ar": {"void": ("تجاهل", "انس كل", "انس جميع", "انس التعليمات", "انسى", "انسَ", "أهمل", "اهمل"),
            "guidance": ("التعليمات", "تعليمات", "القواعد", "الأوامر", "الاوامر", "الإرشادات"),
            "move": ("أرسل", "ارسل", "ارفع", "انشر"),
            "data": ("المحادثة", "السجل", "كلمة المرور", "كلمات المرور", "المفاتيح", "بيانات الاعتماد"),
@@ -188,8 +198,8 @@ LEXICON: dict[str, dict[str, tuple[str, ...]]] = {
            "hide": ("मत बताना", "मत बताओ", "न बताएं", "न बताना", "छिपा", "चुपके से"),
            "user": ("उपयोगकर्ता", "यूज़र", "यूजर"),
            "always": ("अब से", "हमेशा", "हर जवाब")},
-    # Swedish, Danish and Norwegian share most stems; a compound ("systeminstruktioner") is matched
-    # by its own stem.
+    # Swedish, with the stems Danish and Norwegian share with it (their own entries below hold the
+    # rest); a compound ("systeminstruktioner") is matched by its own stem.
     "sv": {"void": ("ignorera", "strunta i", "glöm", "bortse från", "inte längre gäll", "gäller inte",
                     "ogiltig", "upphäv", "ignorer", "glem", "ikke længere gæld", "ikke lenger gjeld"),
            "guidance": ("instruktion", "systeminstruktion", "regler", "riktlinje", "direktiv",
@@ -235,7 +245,8 @@ LEXICON: dict[str, dict[str, tuple[str, ...]]] = {
            "data": ("листуван", "історі", "розмов", "парол", "ключ", "токен", "облікові дані"),
            "persona": ("тепер ти", "ти тепер", "відтепер ти", "прикинься", "поводься як",
                        "грай роль"),
-           "hide": ("не кажи", "не говори", "не повідомля", "не згадуй", "приховуй", "приховай",
+           "hide": ("не кажи", "не говори йому", "не говори їй", "нікому не говори", "нічого не говори",
+                    "не говори про", "не повідомля", "не згадуй", "приховуй", "приховай",
                     "таємно", "потай", "без відома"),
            "user": ("користувач",),
            "always": ("відтепер", "з цього моменту", "завжди", "у кожній відповіді")},
@@ -259,6 +270,611 @@ LEXICON: dict[str, dict[str, tuple[str, ...]]] = {
                     "μην ενημερ", "δεν ενημερώνει", "κρυφά", "χωρίς να το ξέρει"),
            "user": ("χρήστ",),
            "always": ("από τώρα και στο εξής", "από εδώ και πέρα", "σε κάθε απάντηση")},
+    # Languages with fewer speakers, each with every concept (most of those above get their last
+    # four from _MORE below). Stems name an order's own forms (an imperative, "you are now") more
+    # than a word's every form, where the others are everyday words: "nehovorí" is "does not
+    # speak", "skjult" is "hidden", "vyžaduje heslo" is "requires a password".
+    "cs": {"void": ("ignoruj", "zapomeň", "zapomeňte", "nedbej", "nedbejte", "přehlížej", "přehlédni",
+                    "zahoď", "už neplatí", "již neplatí", "neplatn", "přednost před"),
+           "guidance": ("instrukc", "pokyn", "pravidl", "pravidel", "směrnic", "příkaz", "systémový prompt"),
+           "move": ("pošli", "pošle", "posílej", "posílá", "posílat", "posílán", "odešl", "odesíl", "přepošl", "přeposíl", "nahraj",
+                    "zveřejni"),
+           "data": ("konverzac", "histori", "hesl", "hesel", "přihlašovací údaj", "klíče", "klíčů",
+                    "soukromý klíč", "rozhovor"),
+           "persona": ("teď jsi", "nyní jsi", "od teď jsi", "odteď jsi", "od nynějška jsi", "předstírej",
+                       "chovej se jako", "hraj roli", "vystupuj jako"),
+           "hide": ("neříkej", "neprozrazuj", "nezmiňuj", "neinformuj", "nesděluj", "skryj", "zataj",
+                    "bez vědomí", "aniž by o tom"),
+           "user": ("uživatel",),
+           "always": ("od teď", "odteď", "od nynějška", "vždy", "vždycky", "pokaždé",
+                      "v každé odpovědi"),
+           "ask": ("požádej", "požádá uživatel", "vyžádej", "vyžádá si", "zeptej se", "zeptá se uživatel"),
+           "secret": ("hesl", "hesel", "ověřovací kód", "jednorázov", "přihlašovací údaj"),
+           "again": ("znovu přidej", "znovu přidá", "znovu vlož", "znovu zapiš", "obnov"),
+           "entry": ("tento záznam", "tuto poznámku", "tato poznámka", "této poznámky")},
+    "sk": {"void": ("zabudni", "zabudnite", "nedbaj", "prehliadni", "zahoď", "už neplatia", "už neplatí",
+                    "neplatn", "prednosť pred"),
+           "guidance": ("inštrukci", "pokyn", "pravidl", "pravidiel", "smernic", "príkaz", "systémový prompt"),
+           "move": ("pošli", "pošle", "posiel", "odošl", "odosiel", "prepošl", "preposiel", "nahraj",
+                    "zverejni"),
+           "data": ("konverzáci", "histór", "hesl", "hesiel", "prihlasovacie údaj", "kľúče",
+                    "súkromný kľúč", "rozhovor"),
+           "persona": ("teraz si", "odteraz si", "od teraz si", "predstieraj", "správaj sa ako",
+                       "hraj rolu", "vystupuj ako"),
+           "hide": ("nehovorte", "nehovor mu", "nič nehovor", "nevravte", "nič nevrav", "neprezrádzaj",
+                    "nespomínaj", "neinformuj", "zataj", "bez vedomia", "bez toho, aby o tom", "bez toho aby o tom"),
+           "user": ("používateľ", "užívateľ"),
+           "always": ("odteraz", "od teraz", "vždy", "zakaždým", "v každej odpovedi"),
+           "ask": ("požiadaj", "požiada používateľ", "vypýtaj", "vyžiadaj", "opýtaj sa", "spýtaj sa"),
+           "secret": ("hesl", "hesiel", "overovací kód", "jednorazov", "prihlasovacie údaj"),
+           "again": ("znova pridaj", "znovu pridaj", "znova pridá", "obnov"),
+           "entry": ("tento záznam", "túto poznámku", "táto poznámka")},
+    "hu": {"void": ("hagyd figyelmen kívül", "hagyja figyelmen kívül", "hagyjátok figyelmen kívül",
+                    "figyelmen kívül hagy", "ne vedd figyelembe", "ne vegye figyelembe",
+                    "felejtsd el", "felejtse el", "felejtsétek el", "mellőzd", "érvénytelen",
+                    "hatályon kívül", "már nem érvényes", "elsőbbséget élvez", "felülír"),
+           "guidance": ("utasítás", "szabály", "irányelv", "előírás", "rendszerprompt", "parancs"),
+           "move": ("küld", "elküld", "továbbít", "továbbküld", "átküld", "feltölt"),
+           "data": ("beszélgetés", "előzmény", "jelsz", "hitelesítő adat", "kulcsok", "kulcsait",
+                    "privát kulcs", "titkos kulcs", "csevegés"),
+           "persona": ("mostantól te", "most már te vagy", "te most egy", "tettesd magad", "tégy úgy, mintha",
+                       "tégy úgy mintha", "viselkedj úgy, mint", "viselkedj úgy mint", "játszd el a szerepét"),
+           "hide": ("ne mondd el", "ne mondja el", "ne szólj", "ne említsd", "ne említse", "ne tájékoztasd",
+                    "rejtsd el", "hallgasd el", "tudta nélkül"),
+           "user": ("felhasználó",),
+           "always": ("mostantól", "ezentúl", "ettől kezdve", "mindig", "minden válaszban"),
+           "ask": ("kérd el", "kérje el", "kérd meg", "kérje meg", "kérdezd meg", "kérdezze meg", "elkér",
+                   "követeld", "követelje"),
+           "secret": ("jelsz", "ellenőrző kód", "egyszer használatos kód", "megerősítő kód", "hitelesítő kód"),
+           "again": ("add hozzá újra", "újra hozzáad", "ismét hozzáad", "állítsd vissza", "állítsa vissza",
+                     "visszaállít"),
+           "entry": ("ezt a bejegyzést", "ez a bejegyzés", "ezt a jegyzetet", "ez a jegyzet")},
+    "ro": {"void": ("uitați", "uită de", "uită tot", "nu mai ține cont", "nu ține cont",
+                    "neglijează", "neglijați", "nu mai sunt valabil", "nu mai este valabil", "prioritate față de"),
+           "guidance": ("instrucțiun", "reguli", "regulă", "indicații", "prompt de sistem", "promptul de sistem",
+                        "directivel"),
+           "move": ("trimit", "trimis", "redirecți", "expediaz", "încarcă pe"),
+           "data": ("conversați", "istoric", "parola", "parolă", "parolel", "credențial",
+                    "datele de autentificare", "cheile", "cheia privată"),
+           "persona": ("acum ești", "de acum ești", "de acum înainte ești", "prefă-te că ești",
+                       "pretinde că ești", "comportă-te ca", "joacă rolul", "acționează ca"),
+           "hide": ("nu-i spune", "nu îi spune", "să nu spui", "nu menționa",
+                    "nu informa", "nu dezvălui", "ascundeți", "ascunde-le", "ascunde asta", "ascunde faptul",
+                    "fără să știe", "fără știrea"),
+           "user": ("utilizator",),
+           "always": ("de acum înainte", "de acum", "de-acum", "întotdeauna", "mereu", "în fiecare răspuns"),
+           "ask": ("cere-i", "cereți", "cere utilizator", "cere parola", "întreab"),
+           "secret": ("parola", "parolă", "codul de verificare", "cod de verificare", "codul unic"),
+           "again": ("adaug-o din nou", "adăugat din nou", "adăugată din nou", "readaug",
+                     "repune"),
+           "entry": ("această intrare", "această notă", "această înregistrare")},
+    "fi": {"void": ("unohda", "unohtakaa", "jätä huomiotta", "jättää huomiotta",
+                    "älä välitä", "älä noudata", "ei enää päde", "eivät enää päde", "mitätön", "mitättöm",
+                    "ovat etusijalla", "on etusijalla"),
+           "guidance": ("ohjeet", "ohjeita", "ohjeis", "ohjeiden", "sääntö", "säännö", "käsky", "määräyks",
+                        "järjestelmäkehote", "toimintaohje"),
+           "move": ("lähetä", "lähettä", "lähetet", "välitä eteenpäin", "välittää eteenpäin", "julkaise"),
+           "data": ("keskustelu", "historia", "salasan", "tunnukset", "kirjautumistied", "avaimet",
+                    "yksityinen avain"),
+           "persona": ("olet nyt", "nyt olet", "tästä lähtien olet", "esitä olevasi", "teeskentele olevasi",
+                       "käyttäydy kuin", "toimi kuin"),
+           "hide": ("älä kerro", "älä mainitse", "älä ilmoita", "kertomatta", "tietämättä", "piilota se", "piilota tämä", "piilota kaikki"),
+           "user": ("käyttäj",),
+           "always": ("tästä lähtien", "tästä eteenpäin", "nyt lähtien", "aina", "jokaisessa vastauksessa"),
+           "ask": ("pyydä", "pyytää käyttäjä", "kysy käyttäjältä", "kysyy käyttäjältä", "vaadi käyttäjältä",
+                   "vaatikaa"),
+           "secret": ("salasan", "vahvistuskoodi", "kertakäyttökoodi", "varmennuskoodi", "tunnusluku"),
+           "again": ("lisää uudelleen", "lisää takaisin", "lisätään uudelleen", "palauta"),
+           "entry": ("tämä merkintä", "tämän merkinnän", "tämä muistiinpano", "tämän muistiinpanon")},
+    "et": {"void": ("ignoreeri", "eira", "eirake", "unusta", "unustage", "jäta tähelepanuta",
+                    "ei kehti enam", "kehtetu", "on ülimuslik"),
+           "guidance": ("juhis", "reegl", "eeskir", "eeskiri", "käsud", "käske", "süsteemiviip", "juhend"),
+           "move": ("saadab", "saatke", "saatis", "saada see", "saada kõik", "edasta", "laadi üles", "laeb üles"),
+           "data": ("vestlus", "ajalugu", "ajaloo", "parool", "salasõna", "võtmed", "privaatvõti",
+                    "sisselogimisandmed"),
+           "persona": ("sa oled nüüd", "nüüd oled sa", "nüüdsest oled", "teeskle", "käitu nagu", "mängi rolli"),
+           "hide": ("ära ütle", "ära räägi", "ära maini", "ära teavita", "teadmata", "peida"),
+           "user": ("kasutaja",),
+           "always": ("nüüdsest", "edaspidi", "alati", "igas vastuses"),
+           "ask": ("küsi kasutajalt", "küsib kasutajalt", "palu kasutajal", "nõudke", "nõua kasutajalt"),
+           "secret": ("parool", "salasõna", "kinnituskood", "ühekordne kood"),
+           "again": ("lisa uuesti", "lisa tagasi", "taasta"),
+           "entry": ("see kirje", "selle kirje", "see märge", "selle märkme")},
+    "lv": {"void": ("ignorē", "aizmirsti", "aizmirstiet", "neievēro", "vairs nav spēkā", "nederīg",
+                    "ir prioritāte pār"),
+           "guidance": ("instrukcij", "norādījum", "noteikum", "vadlīnij", "sistēmas uzvedn"),
+           "move": ("nosūti", "nosūtī", "pārsūti", "pārsūtī", "augšupielādē", "publicē"),
+           "data": ("sarun", "vēstur", "paroles", "paroli", "piekļuves dat", "atslēgas", "privāto atslēgu"),
+           "persona": ("tagad tu esi", "tu tagad esi", "no šī brīža tu esi", "izliecies", "uzvedies kā",
+                       "tēlo"),
+           "hide": ("nestāsti", "nesaki", "nepiemini", "neinformē", "paslēp to", "paslēpiet", "nezinot"),
+           "user": ("lietotāj",),
+           "always": ("no šī brīža", "turpmāk", "vienmēr", "katrā atbildē"),
+           "ask": ("pajautā", "palūdz", "pieprasi"),
+           "secret": ("paroles", "paroli", "verifikācijas kod", "vienreizēj", "apstiprinājuma kod"),
+           "again": ("pievieno atkārtoti", "pievieno vēlreiz", "atjauno"),
+           "entry": ("šo ierakstu", "šis ieraksts", "šo piezīmi", "šī piezīme")},
+    "lt": {"void": ("ignoruo", "pamiršk", "nepaisyk", "nekreipk dėmesio", "nebegalioja", "negalioja",
+                    "turi pirmenybę prieš"),
+           "guidance": ("instrukcij", "nurodym", "taisykl", "gairės", "sistemos raginim"),
+           "move": ("siųsk", "siųst", "išsiųs", "persiųs", "įkelk", "paskelbk"),
+           "data": ("pokalb", "istorij", "slaptažod", "prisijungimo duomen", "raktus", "raktai"),
+           "persona": ("dabar tu esi", "tu dabar esi", "nuo šiol tu esi", "apsimesk", "elkis kaip", "vaidink"),
+           "hide": ("nesakyk", "nepasakok", "neminėk", "neinformuok", "paslėpk", "slėpk", "nežinant",
+                    "be naudotojo žinios", "be vartotojo žinios"),
+           "user": ("naudotoj", "vartotoj"),
+           "always": ("nuo šiol", "nuo dabar", "visada", "kiekviename atsakyme"),
+           "ask": ("paprašyk", "paklausk", "reikalauk", "paprašo", "paklausia"),
+           "secret": ("slaptažod", "patvirtinimo kod", "vienkartin"),
+           "again": ("vėl pridėk", "pridėk iš naujo", "atkurk"),
+           "entry": ("šį įrašą", "šis įrašas", "šią pastabą", "ši pastaba")},
+    "sl": {"void": ("ignoriraj", "prezri", "prezrite", "pozabi", "pozabite", "ne upoštevaj", "ne veljajo več",
+                    "neveljavn", "imajo prednost pred"),
+           "guidance": ("navodil", "pravila", "pravili", "pravilih", "pravilnik", "smernic", "ukaze", "ukazi",
+                        "sistemski poziv"),
+           "move": ("pošlji", "pošilja", "posreduj", "objavi"),
+           "data": ("pogovor", "zgodovin", "gesl", "gesel", "poverilnic", "ključe", "klepet"),
+           "persona": ("zdaj si", "od zdaj si", "odslej si", "pretvarjaj se", "obnašaj se kot", "igraj vlogo"),
+           "hide": ("ne povej", "ne omenjaj", "ne obveščaj", "skrij", "brez vednosti", "na skrivaj"),
+           "user": ("uporabnik",),
+           "always": ("od zdaj naprej", "odslej", "vedno", "v vsakem odgovoru"),
+           "ask": ("prosi za", "zahtevaj", "vprašaj"),
+           "secret": ("gesl", "gesel", "potrditveno kodo", "enkratn", "verifikacijsk"),
+           "again": ("ponovno dodaj", "dodaj nazaj", "obnovi"),
+           "entry": ("ta vnos", "to beležko", "ta zapis")},
+    # Croatian, Serbian (both its scripts) and Bosnian share one entry.
+    "hr": {"void": ("ignoriraj", "ignoriši", "zaboravi", "zaboravite", "zanemari", "ne vrijede više",
+                    "ne važe više", "nevažeć", "imaju prednost nad",
+                    "игнориши", "заборави", "занемари", "не важе више", "неважећ", "имају предност над"),
+           "guidance": ("upute", "uputa", "uputstv", "pravila", "pravilima", "pravilnik", "smjernic", "smernic", "naredb",
+                        "sistemski prompt",
+                        "упутств", "упуте", "правил", "смерниц", "наредб"),
+           "move": ("pošalji", "šalji", "šalje", "proslijedi", "prosledi", "prenesi", "objavi",
+                    "пошаљи", "шаљи", "шаље", "проследи", "пренеси"),
+           "data": ("razgovor", "povijest", "istorij", "lozink", "vjerodajnic", "podaci za prijavu",
+                    "ključeve",
+                    "разговор", "историј", "лозинк", "податке за пријаву", "кључеве"),
+           "persona": ("sada si", "ti si sada", "od sada si", "pretvaraj se", "ponašaj se kao",
+                       "сада си", "ти си сада", "од сада си", "претварај се", "понашај се као"),
+           "hide": ("nemoj govoriti", "ne reci", "nemoj reći", "nemoj spominjati", "ne spominji", "ne obavještavaj",
+                    "ne obaveštavaj", "sakrij", "prešuti", "prećuti",
+                    "немој говорити", "не реци", "немој рећи", "не помињи", "немој помињати", "сакриј", "прећути"),
+           "user": ("korisnik", "корисник"),
+           "always": ("od sada", "odsad", "ubuduće", "uvijek", "uvek", "u svakom odgovoru",
+                      "од сада", "убудуће", "увек", "у сваком одговору"),
+           "ask": ("zatraži", "pitaj korisnika", "zahtijevaj", "zahtevaj", "затражи", "питај корисника", "захтевај"),
+           "secret": ("lozink", "verifikacijski kod", "jednokratn", "kod za potvrdu",
+                      "лозинк", "верификациони код", "једнократн", "код за потврду"),
+           "again": ("ponovno dodaj", "ponovo dodaj", "dodaj natrag", "dodaj nazad",
+                     "поново додај", "додај назад"),
+           "entry": ("ovaj unos", "ovu bilješku", "ovu belešku", "ovaj zapis", "овај унос", "ову белешку",
+                     "овај запис")},
+    "bg": {"void": ("забрави", "забравете", "пренебрегни", "не обръщай внимание", "вече не важат",
+                    "невалидн", "имат предимство пред"),
+           "guidance": ("инструкци", "правила", "указания", "насоки"),
+           "move": ("изпрати", "изпраща", "препрати", "препраща", "публикувай"),
+           "data": ("разговор", "историята", "парола", "пароли", "данни за вход", "ключове"),
+           "persona": ("ти си вече", "от сега нататък ти си", "отсега нататък си", "преструвай се", "дръж се като",
+                       "действай като", "играй ролята"),
+           "hide": ("не казвай", "не споменавай", "не информирай", "скрий", "без знанието"),
+           "user": ("потребител",),
+           "always": ("отсега нататък", "от сега нататък", "винаги", "във всеки отговор"),
+           "ask": ("поискай", "поисква", "попитай"),
+           "secret": ("парола", "код за потвърждение", "еднократн", "код за верификация"),
+           "again": ("добави отново", "възстанови"),
+           "entry": ("този запис", "тази бележка")},
+    "da": {"void": ("se bort fra", "tilsidesæt", "gælder ikke længere", "ugyldig", "har forrang for"),
+           "guidance": ("instruktion", "retningslinje", "direktiv", "systemprompt"),
+           "move": ("videresend", "sendes", "sendt", "indsend", "fremsend", "overfør"),
+           "data": ("samtale", "historik", "adgangskode", "kodeord", "loginoplysning", "nøgler", "privat nøgle"),
+           "persona": ("du er nu", "fra nu af er du", "lad som om", "opfør dig som", "agér som", "spil rollen"),
+           "hide": ("fortæl ikke", "nævn ikke", "undlad at nævne", "i hemmelighed", "skjul det", "skjul dette",
+                    "skjul alt", "hold det skjult"),
+           "user": ("brugeren", "brugere"),
+           "always": ("fra nu af", "fremover", "altid", "i hvert svar"),
+           "ask": ("bed brugeren", "beder brugeren", "bed om", "beder om"),
+           "secret": ("adgangskode", "kodeord", "bekræftelseskode", "engangskode", "verifikationskode", "pinkode"),
+           "again": ("tilføj igen", "tilføjes igen", "gendan", "genopret"),
+           "entry": ("denne post", "denne note", "dette notat")},
+    "nb": {"void": ("se bort fra", "gjelder ikke lenger", "ugyldig", "har forrang foran"),
+           "guidance": ("instruksjon", "instruks", "retningslinje", "direktiv", "systemprompt"),
+           "move": ("videresend", "sendes", "sendt", "last opp", "overfør"),
+           "data": ("samtale", "historikk", "passord", "påloggingsinformasjon", "nøkler", "privat nøkkel"),
+           "persona": ("du er nå", "fra nå av er du", "lat som om", "lat som du", "oppfør deg som", "spill rollen"),
+           "hide": ("ikke fortell", "ikke si det", "ikke si noe", "ikke nevn", "i hemmelighet", "skjul det",
+                    "skjul dette", "skjul alt", "hold det skjult"),
+           "user": ("brukeren", "brukerne", "brukere"),
+           "always": ("fra nå av", "heretter", "fremover", "alltid", "i hvert svar"),
+           "ask": ("be brukeren", "ber brukeren", "ber om"),
+           "secret": ("passord", "engangskode", "bekreftelseskode", "verifiseringskode", "pinkode"),
+           "again": ("legg til igjen", "legges til igjen", "gjenopprett"),
+           "entry": ("denne oppføringen", "dette notatet", "denne posten")},
+    "is": {"void": ("hunsaðu", "hunsa", "gleymdu", "horfðu fram hjá", "ekki lengur í gildi", "ógild",
+                    "gengur framar"),
+           "guidance": ("fyrirmæl", "leiðbeining", "reglur", "reglurnar", "skipan"),
+           "move": ("sendu", "senda", "áframsend", "hladdu upp"),
+           "data": ("samtal", "samtöl", "lykilorð", "innskráningarupplýsing", "lykla", "spjall"),
+           "persona": ("þú ert núna", "nú ert þú", "héðan í frá ert þú", "þykstu vera", "láttu eins og",
+                       "hagaðu þér eins og"),
+           "hide": ("ekki segja", "segðu ekki", "ekki nefna", "án vitundar", "feldu", "í laumi"),
+           "user": ("notand",),
+           "always": ("héðan í frá", "framvegis", "alltaf", "í hverju svari"),
+           "ask": ("biddu um", "biddu notandann", "spurðu", "krefstu"),
+           "secret": ("lykilorð", "staðfestingarkóð", "einnota kóð"),
+           "again": ("bættu aftur við", "bæta aftur við", "endurheimt"),
+           "entry": ("þessa færslu", "þessi færsla", "þessa athugasemd", "þessi athugasemd")},
+    "ca": {"void": ("oblida", "oblideu", "no facis cas", "fes cas omís", "invàlid", "anul·lad", "preval sobre",
+                    "prevalen sobre"),
+           "guidance": ("instruccion", "indicacion", "regles", "normes", "directrius", "ordres"),
+           "move": ("envia", "envieu", "reenvia", "transmet", "publica"),
+           "data": ("conversa", "historial", "contrasenya", "credencial", "claus privad", "claus d'accés", "xat"),
+           "persona": ("ara ets", "ets ara", "a partir d'ara ets", "fes veure que ets", "actua com",
+                       "comporta't com"),
+           "hide": ("no li diguis", "no diguis", "no mencionis", "no informis", "d'amagat",
+                    "amaga-ho", "amaga-li"),
+           "user": ("usuari",),
+           "always": ("a partir d'ara", "d'ara endavant", "des d'ara", "sempre", "a cada resposta",
+                      "en cada resposta"),
+           "ask": ("demana", "sol·licit", "exigeix"),
+           "secret": ("contrasenya", "codi de verificació"),
+           "again": ("torna a afegir", "restaur"),
+           "entry": ("aquesta entrada", "aquesta nota")},
+    "gl": {"void": ("esquece", "esquecede", "non fagas caso", "desbota", "inválid", "anulad", "prevalece sobre"),
+           "guidance": ("instrució", "indicació", "regras", "normas", "directrices", "ordes"),
+           "move": ("envía", "envia", "manda", "reenvía", "transmit", "publica"),
+           "data": ("conversa", "historial", "contrasinal", "credencia", "chaves", "chat"),
+           "persona": ("agora es", "es agora", "a partir de agora es", "finxe ser", "finxe que es",
+                       "compórtate como", "actúa como"),
+           "hide": ("non lle digas", "non digas", "non menciones", "non informes",                     "ás agachadas"),
+           "user": ("usuari",),
+           "always": ("a partir de agora", "de agora en diante", "desde agora", "sempre", "en cada resposta"),
+           "ask": ("pide", "pídelle", "solicit"),
+           "secret": ("contrasinal", "código de verificación"),
+           "again": ("engade de novo", "volve engadir", "restaur"),
+           "entry": ("esta entrada", "esta nota")},
+    "eu": {"void": ("ez ikusi egin", "ez egin kasurik", "ahaztu", "baztertu", "baliogabe",
+                    "ez dira baliozkoak", "lehentasuna dute"),
+           "guidance": ("argibide", "jarraibide", "arauak", "arauei", "arauen", "aginduak", "sistemaren gonbit"),
+           "move": ("bidali", "bidal", "birbidal", "argitaratu"),
+           "data": ("elkarrizket", "historia", "pasahitz", "kredentzial", "gakoak", "txat"),
+           "persona": ("orain zu zara", "hemendik aurrera zu", "itxurak egin", "plantak egin", "bezala jokatu",
+                       "bezala portatu"),
+           "hide": ("ez esan", "ez aipatu", "ez jakinarazi", "ezkutatu", "isilpean", "jakin gabe"),
+           "user": ("erabiltzaile",),
+           "always": ("hemendik aurrera", "aurrerantzean", "beti", "erantzun bakoitzean"),
+           "ask": ("eskatu erabiltzaileari", "eska iezaiozu", "eskatzen dio", "galdetu erabiltzaileari"),
+           "secret": ("pasahitz", "egiaztapen kode", "egiaztapen-kode"),
+           "again": ("berriro gehitu", "berrezarri", "leheneratu"),
+           "entry": ("sarrera hau", "ohar hau", "ohar honek")},
+    # Welsh mutates a word's first letter after some words: the mutated forms are listed too.
+    "cy": {"void": ("anwybydda", "anwybyddwch", "anghofia", "anghofiwch", "diystyra", "diystyrwch", "annilys"),
+           "guidance": ("cyfarwyddiad", "gyfarwyddiad", "nghyfarwyddiad", "chyfarwyddiad", "rheolau", "reolau",
+                        "canllaw", "ganllaw", "nghanllaw", "gorchymyn", "gorchmynion"),
+           "move": ("anfon", "hanfon", "uwchlwytha"),
+           "data": ("sgwrs", "sgyrsiau", "hanes", "cyfrinair", "gyfrinair", "nghyfrinair", "chyfrinair",
+                    "cyfrineiriau", "allweddi", "manylion mewngofnodi"),
+           "persona": ("rwyt ti nawr", "rwyt ti bellach", "rydych chi nawr", "esgus bod", "ymddwyn fel",
+                       "chwarae rôl"),
+           "hide": ("paid â dweud", "paid a dweud", "peidiwch â dweud", "paid â sôn", "peidiwch â sôn",
+                    "heb i'r defnyddiwr", "cuddia", "yn gyfrinachol"),
+           "user": ("defnyddiwr", "ddefnyddiwr", "defnyddwyr"),
+           "always": ("o hyn ymlaen", "o hyn allan", "bob amser", "ym mhob ateb"),
+           "ask": ("gofyn am", "gofynna", "gofynnwch", "gofyn i'r defnyddiwr"),
+           "secret": ("cyfrinair", "gyfrinair", "nghyfrinair", "chyfrinair", "cod dilysu", "god dilysu"),
+           "again": ("ychwanega eto", "ychwanegu eto", "adfer"),
+           "entry": ("y cofnod hwn", "y nodyn hwn")},
+    "ga": {"void": ("déan neamhaird", "neamhaird a dhéanamh", "déan dearmad ar", "neamhbhailí"),
+           "guidance": ("treoir", "treoracha", "dtreoracha", "threoracha", "rialacha", "orduithe"),
+           "move": ("seol chuig", "seol ar aghaidh", "cuir chuig", "uaslódáil"),
+           "data": ("comhrá", "stair an chomhrá", "pasfhocal", "focal faire", "eochracha"),
+           "persona": ("is tusa anois", "tá tú anois", "lig ort gur"),
+           "hide": ("ná habair", "ná luaigh", "ná hinis", "i ngan fhios", "faoi rún", "folaigh"),
+           "user": ("úsáideoir",),
+           "always": ("as seo amach", "i gcónaí", "i ngach freagra"),
+           "ask": ("iarr ar", "fiafraigh"),
+           "secret": ("pasfhocal", "focal faire", "cód fíoraithe"),
+           "again": ("cuir ar ais", "athchóirigh"),
+           "entry": ("an iontráil seo", "an nóta seo")},
+    "mt": {"void": ("injora", "injoraw", "insa l-", "insa kull", "m'għadhomx validi", "invalidi",
+                    "tieħu preċedenza fuq"),
+           "guidance": ("istruzzjoni", "regoli", "linji gwida", "ordnijiet"),
+           "move": ("ibgħat", "tibgħat", "jibgħat", "ibagħtu", "ippubblika"),
+           "data": ("konversazzjoni", "storja", "kredenzjali", "ċwievet"),
+           "persona": ("issa int", "int issa", "minn issa 'l quddiem int", "agixxi bħala", "ippretendi li int"),
+           "hide": ("tgħidx", "issemmix", "tinfurmax", "mingħajr ma jaf", "mingħajr ma jkun jaf", "bil-moħbi", "aħbi"),
+           "user": ("utent",),
+           "always": ("minn issa 'l quddiem", "minn issa", "dejjem", "f'kull tweġiba"),
+           "ask": ("itlob", "jitlob", "staqsi"),
+           "secret": ("password", "kodiċi ta' verifika"),
+           "again": ("erġa' żid", "erġa żid", "irrestawr"),
+           "entry": ("din in-nota", "din l-entrata", "dan id-dħul")},
+    "sq": {"void": ("injoro", "harroje", "harroni", "harro të gjitha", "shpërfill", "nuk vlejnë më",
+                    "pavlefsh", "kanë përparësi ndaj"),
+           "guidance": ("udhëzim", "rregull", "urdhrat", "urdhra"),
+           "move": ("dërgo", "dërgoj", "përcill", "publiko"),
+           "data": ("bised", "historik", "fjalëkalim", "kredencial", "çelës"),
+           "persona": ("tani je", "ti je tani", "tani e tutje je", "bëj sikur je", "sillu si", "luaj rolin"),
+           "hide": ("mos i thuaj", "mos thuaj", "mos përmend", "mos e informo", "pa dijeninë", "fshih"),
+           "user": ("përdorues",),
+           "always": ("tani e tutje", "që tani", "gjithmonë", "në çdo përgjigje"),
+           "ask": ("kërkoji", "kërko nga përdoruesi", "pyet përdoruesin"),
+           "secret": ("fjalëkalim", "kodin e verifikimit", "kod verifikimi"),
+           "again": ("shtoje përsëri", "shto përsëri", "rivendos"),
+           "entry": ("këtë shënim", "ky shënim", "këtë hyrje")},
+    "tl": {"void": ("huwag pansinin", "huwag intindihin", "balewalain", "kalimutan", "hindi na wasto",
+                    "hindi na valid"),
+           "guidance": ("tagubilin", "panuto", "patakaran", "alituntunin", "mga utos"),
+           "move": ("ipadala", "ipinadala", "ipinapadala", "ipasa", "i-upload", "i-forward", "magpadala",
+                    "nagpapadala"),
+           "data": ("usapan", "pag-uusap", "kasaysayan", "kredensyal"),
+           "persona": ("ikaw na ngayon", "ikaw ngayon ay", "magkunwari kang", "magpanggap", "kumilos bilang"),
+           "hide": ("huwag sabihin", "huwag mong sabihin", "huwag banggitin", "huwag ipaalam", "nang hindi nalalaman",
+                    "itago", "palihim"),
+           "user": ("gumagamit",),
+           "always": ("mula ngayon", "simula ngayon", "palagi", "sa bawat sagot"),
+           "ask": ("hingin", "hingan", "itanong", "tanungin"),
+           "secret": ("password",),
+           "again": ("idagdag muli", "idagdag ulit", "ibalik"),
+           "entry": ("ang tala na ito", "itong tala", "ang entry na ito")},
+    "ms": {"void": ("jangan ikut", "tidak lagi sah", "tidak sah", "diutamakan berbanding"),
+           "guidance": ("peraturan", "garis panduan", "panduan"),
+           "move": ("hantar", "muat naik", "majukan"),
+           "data": ("perbualan", "sejarah", "kata laluan", "bukti kelayakan", "kunci peribadi", "sembang"),
+           "persona": ("anda kini ialah", "kamu kini ialah", "kini anda ialah", "kini kamu ialah", "anda kini adalah",
+                       "kamu kini adalah", "kini anda adalah"),
+           "hide": ("jangan beritahu", "jangan sebut", "tanpa pengetahuan", "secara rahsia", "rahsiakan"),
+           "user": ("pengguna",),
+           "always": ("mulai hari ini", "sentiasa", "dalam setiap jawapan"),
+           "ask": ("minta pengguna", "meminta pengguna", "mintalah", "minta kata", "minta kod", "tanya pengguna", "tanyakan"),
+           "secret": ("kata laluan", "kata sandi", "kod pengesahan", "kod sekali guna", "kode verifikasi"),
+           "again": ("tambah semula", "tambahkan semula", "tambahkan kembali", "pulihkan"),
+           "entry": ("entri ini", "nota ini", "catatan ini")},
+    # Swahili glues its subject and tense on the verb: the forms an order takes are listed.
+    "sw": {"void": ("puuza", "puuzia", "kupuuza", "hupuuza", "sahau", "hazitumiki tena", "si halali tena",
+                    "batili"),
+           "guidance": ("maagizo", "maelekezo", "kanuni", "miongozo"),
+           "move": ("tuma kwa", "itume kwa", "zitume kwa", "peleka kwa", "wasilisha", "pakia", "sambaza"),
+           "data": ("mazungumzo", "historia", "nywila", "nenosiri", "funguo"),
+           "persona": ("sasa wewe ni", "wewe sasa ni", "kuanzia sasa wewe ni", "jifanye", "tenda kama"),
+           "hide": ("usimwambie", "usiwaambie", "usitaje", "usiseme", "kwa siri", "ficha"),
+           "user": ("mtumiaji", "watumiaji"),
+           "always": ("kuanzia sasa", "tangu sasa", "daima", "kila mara", "katika kila jibu"),
+           "ask": ("muombe", "mwombe", "muulize", "mwulize", "uliza"),
+           "secret": ("nywila", "nenosiri", "msimbo wa uthibitish", "nambari ya siri"),
+           "again": ("ongeza tena", "rudisha"),
+           "entry": ("ingizo hili", "dokezo hili", "kumbukumbu hii")},
+    "af": {"void": ("ignoreer", "verontagsaam", "nie meer geldig", "ongeldig", "het voorrang bo"),
+           "guidance": ("instruksie", "reëls", "riglyne", "opdragte", "stelselprompt"),
+           "move": ("aanstuur", "stuur", "laai op", "oplaai", "publiseer"),
+           "data": ("gesprek", "geskiedenis", "wagwoord", "inlogbesonderhede", "sleutels", "klets"),
+           "persona": ("jy is nou", "van nou af is jy", "maak asof jy", "tree op as", "gedra jou soos",
+                       "speel die rol"),
+           "hide": ("moenie vir", "moenie sê", "moenie noem", "agter die rug van", "in die geheim", "steek weg"),
+           "user": ("gebruiker",),
+           "always": ("van nou af", "voortaan", "altyd", "in elke antwoord"),
+           "ask": ("vra die gebruiker", "vra vir"),
+           "secret": ("wagwoord", "verifikasiekode", "eenmalige kode"),
+           "again": ("voeg weer by", "weer bygevoeg", "herstel"),
+           "entry": ("hierdie inskrywing", "hierdie nota", "hierdie aantekening")},
+    # Persian: particles and prefixes glued on ("می", "ب"), the zero-width non-joiner read as no
+    # space at all (the text is read without invisible characters).
+    "fa": {"void": ("نادیده بگیر", "نادیده گرفت", "فراموش کن", "بیاعتبار", "بی اعتبار", "دیگر معتبر نیست",
+                    "اعتبار ندارد"),
+           "guidance": ("دستورالعمل", "دستورات", "دستورها", "قوانین", "قواعد", "رهنمود", "پرامپت سیستم"),
+           "move": ("فرست", "ارسال", "آپلود", "بارگذاری کن", "فوروارد"),
+           "data": ("گفتگو", "گفتوگو", "تاریخچه", "رمز عبور", "گذرواژه", "کلمه عبور", "کلیدها", "اطلاعات ورود"),
+           "persona": ("تو اکنون", "اکنون تو", "تو الان", "از این پس تو", "از این به بعد تو", "وانمود کن",
+                       "تظاهر کن"),
+           "hide": ("نگو که", "چیزی نگو", "نگویید", "اشاره نکن", "مطلع نکن", "پنهان کن", "مخفی کن",
+                    "بدون اطلاع", "بی آنکه", "مخفیانه"),
+           "user": ("کاربر",),
+           "always": ("از این پس", "از این به بعد", "از حالا به بعد", "همیشه", "در هر پاسخ"),
+           "ask": ("درخواست کن", "بپرس", "از کاربر بخواه"),
+           "secret": ("رمز عبور", "گذرواژه", "کلمه عبور", "کد تایید", "کد تأیید", "رمز یکبار"),
+           "again": ("دوباره اضافه", "بازگردان"),
+           "entry": ("این یادداشت", "این مدخل", "این ورودی")},
+    "ur": {"void": ("نظر انداز کر", "نظرانداز کر", "بھول جاؤ", "بھول جائیں", "کالعدم", "اب لاگو نہیں"),
+           "guidance": ("ہدایات", "قواعد", "اصول", "احکامات", "سسٹم پرامپٹ"),
+           "move": ("بھیج", "اپلوڈ", "اپ لوڈ", "فارورڈ"),
+           "data": ("گفتگو", "بات چیت", "تاریخچہ", "پاس ورڈ", "پاسورڈ", "خفیہ کلید", "چابیاں"),
+           "persona": ("اب تم ایک", "اب آپ ایک", "تم اب ایک", "ظاہر کرو کہ", "کی طرح برتاؤ", "کا کردار ادا"),
+           "hide": ("مت بتاؤ", "مت بتانا", "نہ بتائیں", "نہ بتانا", "ذکر نہ", "چھپاؤ", "چھپا کر", "چپکے سے",
+                    "بتائے بغیر"),
+           "user": ("صارف", "یوزر"),
+           "always": ("اب سے", "ہمیشہ", "ہر جواب"),
+           "ask": ("پوچھو", "پوچھیں", "طلب کرو", "طلب کریں", "مانگو", "مانگیں"),
+           "secret": ("پاس ورڈ", "پاسورڈ", "تصدیقی کوڈ", "او ٹی پی"),
+           "again": ("دوبارہ شامل", "بحال کر"),
+           "entry": ("یہ اندراج", "اس اندراج", "یہ نوٹ", "اس نوٹ")},
+    "bn": {"void": ("উপেক্ষা কর", "ভুলে যাও", "ভুলে যান", "অগ্রাহ্য কর", "আর প্রযোজ্য নয়", "অবৈধ"),
+           "guidance": ("নির্দেশ", "নিয়ম", "আদেশ", "সিস্টেম প্রম্পট"),
+           "move": ("পাঠাও", "পাঠান", "পাঠিয়ে", "পাঠাবে", "আপলোড", "ফরওয়ার্ড"),
+           "data": ("কথোপকথন", "ইতিহাস", "পাসওয়ার্ড", "চ্যাট", "লগইন তথ্য"),
+           "persona": ("এখন থেকে তুমি", "তুমি এখন একজন", "আপনি এখন একজন", "ভান করো", "ভান করুন", "মতো আচরণ করো", "মতো আচরণ করুন"),
+           "hide": ("বলবে না", "বলো না", "বলবেন না", "জানাবে না", "জানিও না", "উল্লেখ করবে না", "গোপনে",
+                    "লুকাও", "লুকিয়ে রাখ"),
+           "user": ("ব্যবহারকারী",),
+           "always": ("এখন থেকে", "সবসময়", "সর্বদা", "প্রতিটি উত্তরে"),
+           "ask": ("জিজ্ঞাসা কর", "জিজ্ঞেস কর", "চেয়ে নাও"),
+           "secret": ("পাসওয়ার্ড", "যাচাইকরণ কোড", "ভেরিফিকেশন কোড", "ওটিপি"),
+           "again": ("আবার যোগ কর", "পুনরায় যোগ", "পুনরুদ্ধার"),
+           "entry": ("এই নোট", "এই এন্ট্রি")},
+    "mr": {"void": ("दुर्लक्ष कर", "विसरून जा", "विसरा", "अवैध", "यापुढे लागू नाही"),
+           "guidance": ("सूचना", "नियम", "आदेश", "निर्देश"),
+           "move": ("पाठव", "अपलोड", "फॉरवर्ड"),
+           "data": ("संभाषण", "इतिहास", "पासवर्ड", "चॅट"),
+           "persona": ("आता तू", "तू आता", "आता तुम्ही", "असल्याचे भासवा", "सारखे वागा"),
+           "hide": ("सांगू नकोस", "सांगू नका", "उल्लेख करू नका", "लपव", "गुपचूप", "वापरकर्त्याच्या नकळत"),
+           "user": ("वापरकर्त",),
+           "always": ("यापुढे", "आतापासून", "नेहमी", "प्रत्येक उत्तरात"),
+           "ask": ("विचारा", "मागणी कर"),
+           "secret": ("पासवर्ड", "पडताळणी कोड", "ओटीपी"),
+           "again": ("पुन्हा जोड", "पुनर्संचयित"),
+           "entry": ("ही नोंद", "ही टीप")},
+    "ne": {"void": ("बेवास्ता गर", "बिर्सिदेऊ", "बिर्सनुहोस्", "अमान्य", "अब लागू हुँदैन"),
+           "guidance": ("निर्देशन", "नियम", "आदेश"),
+           "move": ("पठाउ", "पठाऊ", "पठाइ", "पठाए", "अपलोड"),
+           "data": ("कुराकानी", "इतिहास", "पासवर्ड", "च्याट"),
+           "persona": ("अब तिमी", "तिमी अब", "अबदेखि तिमी", "भएको नाटक गर", "जस्तै व्यवहार गर"),
+           "hide": ("नभन", "नबताउ", "लुकाउ", "गोप्य रूपमा", "थाहा नदिई"),
+           "user": ("प्रयोगकर्ता",),
+           "always": ("अबदेखि", "अब देखि", "सधैं", "सधैँ", "हरेक जवाफमा"),
+           "ask": ("सोध्नु", "सोधेर", "माग्नु"),
+           "secret": ("पासवर्ड", "प्रमाणीकरण कोड", "ओटीपी"),
+           "again": ("फेरि थप", "पुनर्स्थापना"),
+           "entry": ("यो नोट", "यो प्रविष्टि")},
+    "gu": {"void": ("અવગણ", "ભૂલી જાઓ", "અમાન્ય", "હવે લાગુ નથી"),
+           "guidance": ("સૂચના", "નિયમ", "આદેશ", "સિસ્ટમ પ્રોમ્પ્ટ"),
+           "move": ("મોકલ", "અપલોડ", "ફોરવર્ડ"),
+           "data": ("વાતચીત", "ઇતિહાસ", "પાસવર્ડ", "ચેટ"),
+           "persona": ("હવે તમે", "હવે તું", "તમે હવે", "હોવાનો ડોળ કરો", "ની જેમ વર્તો"),
+           "hide": ("કહેશો નહીં", "કહીશ નહીં", "જણાવશો નહીં", "છુપાવો", "ગુપ્ત રીતે", "વપરાશકર્તાની જાણ વગર"),
+           "user": ("વપરાશકર્તા",),
+           "always": ("હવેથી", "હંમેશા", "દરેક જવાબમાં"),
+           "ask": ("પૂછો", "માંગો"),
+           "secret": ("પાસવર્ડ", "ચકાસણી કોડ", "ઓટીપી"),
+           "again": ("ફરીથી ઉમેરો", "પુનઃસ્થાપિત"),
+           "entry": ("આ નોંધ", "આ એન્ટ્રી")},
+    "pa": {"void": ("ਅਣਡਿੱਠਾ ਕਰ", "ਨਜ਼ਰਅੰਦਾਜ਼", "ਭੁੱਲ ਜਾਓ", "ਰੱਦ"),
+           "guidance": ("ਹਦਾਇਤ", "ਨਿਰਦੇਸ਼", "ਨਿਯਮ", "ਹੁਕਮ"),
+           "move": ("ਭੇਜ", "ਅੱਪਲੋਡ", "ਅਪਲੋਡ", "ਫਾਰਵਰਡ"),
+           "data": ("ਗੱਲਬਾਤ", "ਇਤਿਹਾਸ", "ਪਾਸਵਰਡ", "ਚੈਟ"),
+           "persona": ("ਹੁਣ ਤੁਸੀਂ", "ਹੁਣ ਤੂੰ", "ਤੁਸੀਂ ਹੁਣ", "ਹੋਣ ਦਾ ਦਿਖਾਵਾ", "ਵਾਂਗ ਵਿਵਹਾਰ"),
+           "hide": ("ਨਾ ਦੱਸੋ", "ਨਾ ਦੱਸਣਾ", "ਨਾ ਦੱਸੀਂ", "ਜ਼ਿਕਰ ਨਾ", "ਲੁਕਾਓ", "ਬਿਨਾਂ ਦੱਸੇ"),
+           "user": ("ਵਰਤੋਂਕਾਰ", "ਉਪਭੋਗਤਾ"),
+           "always": ("ਹੁਣ ਤੋਂ", "ਹਮੇਸ਼ਾ", "ਹਰ ਜਵਾਬ"),
+           "ask": ("ਪੁੱਛੋ", "ਮੰਗੋ"),
+           "secret": ("ਪਾਸਵਰਡ", "ਤਸਦੀਕ ਕੋਡ", "ਓਟੀਪੀ"),
+           "again": ("ਦੁਬਾਰਾ ਸ਼ਾਮਲ", "ਮੁੜ ਸ਼ਾਮਲ", "ਬਹਾਲ"),
+           "entry": ("ਇਹ ਨੋਟ", "ਇਸ ਨੋਟ", "ਇਹ ਐਂਟਰੀ")},
+    "ta": {"void": ("புறக்கணி", "மறந்துவிடு", "மறந்து விடு", "செல்லாது", "இனி பொருந்தாது"),
+           "guidance": ("அறிவுறுத்தல", "வழிமுறை", "விதிகள", "விதிமுறை", "கட்டளை"),
+           "move": ("அனுப்பு", "அனுப்ப", "பதிவேற்று", "முன்னனுப்பு"),
+           "data": ("உரையாடல", "வரலாறு", "கடவுச்சொல", "அரட்டை"),
+           "persona": ("இப்போது நீ", "நீ இப்போது", "இனி நீ", "போல் நடி", "போல் நடிக்கவும்", "போல நடந்துகொள்"),
+           "hide": ("சொல்லாதே", "சொல்ல வேண்டாம்", "தெரிவிக்க வேண்டாம்", "குறிப்பிட வேண்டாம்", "மறைத்து",
+                    "மறைக்க", "ரகசியமாக", "பயனருக்குத் தெரியாமல்", "பயனருக்கு தெரியாமல்"),
+           "user": ("பயனர",),
+           "always": ("இனிமேல்", "இப்போதிருந்து", "எப்போதும்", "ஒவ்வொரு பதிலிலும்"),
+           "ask": ("கேளுங்கள்", "கேட்கவும்", "கோரு"),
+           "secret": ("கடவுச்சொல", "சரிபார்ப்புக் குறியீடு", "சரிபார்ப்பு குறியீடு", "ஓடிபி"),
+           "again": ("மீண்டும் சேர்", "மீட்டெடு"),
+           "entry": ("இந்தக் குறிப்பு", "இந்த குறிப்பு", "இந்தப் பதிவு")},
+    "te": {"void": ("విస్మరించ", "మర్చిపోండి", "మరచిపోండి", "చెల్లవు"),
+           "guidance": ("సూచనలు", "నియమాలు", "ఆదేశాలు"),
+           "move": ("పంపండి", "పంపించ", "పంపాలి", "అప్లోడ్", "ఫార్వర్డ్"),
+           "data": ("సంభాషణ", "చరిత్ర", "పాస్వర్డ్", "చాట్"),
+           "persona": ("ఇప్పుడు నువ్వు", "నువ్వు ఇప్పుడు", "ఇప్పుడు మీరు", "లా నటించు", "లా నటించండి"),
+           "hide": ("చెప్పకు", "చెప్పవద్దు", "తెలియజేయవద్దు", "దాచిపెట్టు", "రహస్యంగా", "వినియోగదారుకు తెలియకుండా"),
+           "user": ("వినియోగదారు",),
+           "always": ("ఇప్పటి నుండి", "ఎల్లప్పుడూ", "ప్రతి సమాధానంలో"),
+           "ask": ("అడగండి", "అడగాలి"),
+           "secret": ("పాస్వర్డ్", "ధృవీకరణ కోడ్", "ఓటీపీ"),
+           "again": ("మళ్ళీ జోడించు", "మళ్లీ జోడించు", "పునరుద్ధరించు"),
+           "entry": ("ఈ నోట్", "ఈ ఎంట్రీ", "ఈ గమనిక")},
+    "kn": {"void": ("ನಿರ್ಲಕ್ಷಿಸ", "ಮರೆತುಬಿಡು", "ಮರೆತು ಬಿಡು", "ಅಮಾನ್ಯ"),
+           "guidance": ("ಸೂಚನೆ", "ನಿಯಮ", "ಆದೇಶ"),
+           "move": ("ಕಳುಹಿಸ", "ಅಪ್ಲೋಡ್", "ಫಾರ್ವರ್ಡ್"),
+           "data": ("ಸಂಭಾಷಣೆ", "ಇತಿಹಾಸ", "ಪಾಸ್ವರ್ಡ್", "ಚಾಟ್"),
+           "persona": ("ಈಗ ನೀನು", "ನೀನು ಈಗ", "ಈಗ ನೀವು", "ಎಂದು ನಟಿಸು", "ಎಂದು ನಟಿಸಿ", "ನಂತೆ ವರ್ತಿಸು", "ನಂತೆ ವರ್ತಿಸಿ"),
+           "hide": ("ಹೇಳಬೇಡ", "ತಿಳಿಸಬೇಡ", "ಮರೆಮಾಡು", "ರಹಸ್ಯವಾಗಿ", "ಬಳಕೆದಾರರಿಗೆ ತಿಳಿಯದಂತೆ"),
+           "user": ("ಬಳಕೆದಾರ",),
+           "always": ("ಇಂದಿನಿಂದ", "ಇನ್ನು ಮುಂದೆ", "ಯಾವಾಗಲೂ", "ಪ್ರತಿ ಉತ್ತರದಲ್ಲಿ"),
+           "ask": ("ಕೇಳು", "ಕೇಳಬೇಕು"),
+           "secret": ("ಪಾಸ್ವರ್ಡ್", "ಪರಿಶೀಲನಾ ಕೋಡ್", "ಒಟಿಪಿ"),
+           "again": ("ಮತ್ತೆ ಸೇರಿಸ", "ಮರುಸ್ಥಾಪಿಸ"),
+           "entry": ("ಈ ಟಿಪ್ಪಣಿ", "ಈ ನಮೂದು")},
+    "th": {"void": ("เพิกเฉย", "ไม่ต้องสนใจ", "ละเว้น", "ไม่ต้องทำตาม", "เป็นโมฆะ", "ใช้ไม่ได้แล้ว", "มีผลเหนือ"),
+           "guidance": ("คำสั่ง", "คำแนะนำ", "กฎเกณฑ์", "กฎก่อนหน้า", "กฎทั้งหมด", "กฎเดิม", "ข้อกำหนด",
+                        "แนวทาง", "พรอมต์ระบบ", "ข้อบังคับ"),
+           "move": ("ส่ง", "อัปโหลด", "อัพโหลด", "โพสต์"),
+           "data": ("การสนทนา", "บทสนทนา", "ประวัติการสนทนา", "ประวัติการแชท", "รหัสผ่าน", "ข้อมูลประจำตัว", "แชท"),
+           "persona": ("ตอนนี้คุณคือ", "ตอนนี้คุณเป็น", "จากนี้ไปคุณคือ", "แกล้งทำเป็น", "สวมบทบาท", "ทำตัวเป็น"),
+           "hide": ("อย่าบอก", "ไม่ต้องบอก", "อย่าแจ้ง", "อย่าพูดถึง", "ปิดบัง", "ซ่อนไว้จาก", "ซ่อนจาก",
+                    "แอบส่ง"),
+           "user": ("ผู้ใช้",),
+           "always": ("ตั้งแต่นี้ไป", "จากนี้ไป", "ต่อจากนี้", "เสมอ", "ทุกครั้ง", "ในทุกคำตอบ"),
+           "ask": ("ขอให้ผู้ใช้", "ถามผู้ใช้", "ให้ผู้ใช้กรอก", "ให้ผู้ใช้ระบุ"),
+           "secret": ("รหัสผ่าน", "รหัสยืนยัน", "รหัสครั้งเดียว", "รหัส OTP"),
+           "again": ("เพิ่มกลับ", "เพิ่มอีกครั้ง", "กู้คืน"),
+           "entry": ("บันทึกนี้", "รายการนี้")},
+    # Georgian puts its prefixes on the verb: the forms an order takes are listed.
+    "ka": {"void": ("უგულებელყ", "დაივიწყე", "აღარ მოქმედებს", "ბათილ", "ძალადაკარგულ", "უპირატესობა აქვს"),
+           "guidance": ("ინსტრუქცი", "მითითებ", "წესებ", "ბრძანებ"),
+           "move": ("გაგზავნ", "გააგზავნ", "გაუგზავნ", "აგზავნ", "გადაუგზავნ", "ატვირთ"),
+           "data": ("საუბარ", "საუბრ", "მიმოწერ", "ისტორი", "პაროლ", "გასაღებ"),
+           "persona": ("ახლა შენ ხარ", "შენ ახლა ხარ", "ამიერიდან შენ ხარ", "თავი მოაჩვენე", "მოიქეცი როგორც",
+                       "ითამაშე როლი"),
+           "hide": ("არ უთხრა", "არ უთხრათ", "არ ახსენო", "არ აცნობო", "დამალე", "ფარულად", "შეუმჩნევლად"),
+           "user": ("მომხმარებ",),
+           "always": ("ამიერიდან", "ყოველთვის", "ყოველ პასუხში"),
+           "ask": ("სთხოვ", "ჰკითხ", "მოსთხოვ"),
+           "secret": ("პაროლ", "დადასტურების კოდ", "ერთჯერად"),
+           "again": ("ხელახლა დაამატ", "ისევ დაამატ", "აღადგინ"),
+           "entry": ("ეს ჩანაწერი", "ამ ჩანაწერ", "ეს შენიშვნა")},
+    "hy": {"void": ("անտես", "մոռացիր", "մոռացեք", "անվավեր", "գերակայում են"),
+           "guidance": ("հրահանգ", "կանոն", "ցուցում"),
+           "move": ("ուղարկ", "վերահասցե", "վերբեռն", "փոխանցիր"),
+           "data": ("զրույց", "պատմություն", "գաղտնաբառ", "բանալիներ"),
+           "persona": ("դու հիմա", "հիմա դու", "այսուհետ դու", "խաղա դերը", "հանդես եկ որպես"),
+           "hide": ("մի ասա", "մի նշիր", "մի տեղեկացրու", "թաքցրու", "գաղտնի պահիր"),
+           "user": ("օգտատ", "օգտվող"),
+           "always": ("այսուհետ", "այսուհետև", "միշտ", "յուրաքանչյուր պատասխանում"),
+           "ask": ("խնդրիր", "պահանջիր", "հարցրու"),
+           "secret": ("գաղտնաբառ", "հաստատման կոդ", "մեկանգամյա կոդ"),
+           "again": ("նորից ավելացր", "վերականգն"),
+           "entry": ("այս գրառում", "այս նշում")},
+    # Azerbaijani: stems avoid "ı", as Turkish ones do.
+    "az": {"void": ("nəzərə alma", "göz ard", "etibars", "qüvvədə deyil", "üstünlük təşkil ed"),
+           "guidance": ("təlimat", "qaydala", "göstəriş", "əmrlər", "sistem təlimat"),
+           "move": ("göndər", "ötür"),
+           "data": ("söhbət", "tarixçə", "şifrə", "açarlar", "giriş məlumat"),
+           "persona": ("indi sən", "sən indi", "bundan sonra sən", "kimi davran", "rolunu oyna"),
+           "hide": ("demə", "bildirmə", "xəbər vermə", "gizlət", "gizlicə", "xəbəri olmadan"),
+           "user": ("istifadəçi",),
+           "always": ("həmişə", "hər cavabda"),
+           "ask": ("soruş", "tələb et"),
+           "secret": ("şifrə", "təsdiq kodu", "birdəfəlik kod"),
+           "again": ("yenidən əlavə et", "bərpa et"),
+           "entry": ("bu qeyd",)},
+    "kk": {"void": ("елеме", "назар аударма", "ұмытыңыз", "ұмытып кет", "жарамсыз", "күшін жойды"),
+           "guidance": ("нұсқау", "ереже", "бұйрық"),
+           "move": ("жібер",),
+           "data": ("әңгіме", "сөйлесу", "тарихы", "құпиясөз", "құпия сөз", "кілт"),
+           "persona": ("енді сен", "сен енді", "бұдан былай сен", "болып көрін", "ретінде әрекет ет",
+                       "рөлін ойна"),
+           "hide": ("айтпаңыз", "жасырыңыз", "білдірмеңіз", "білдірмей"),
+           "user": ("пайдаланушы",),
+           "always": ("бұдан былай", "осы сәттен бастап", "әрқашан", "үнемі", "әр жауапта"),
+           "ask": ("сұраңыз", "сұрап ал", "талап ет"),
+           "secret": ("құпиясөз", "құпия сөз", "растау коды", "бір реттік код"),
+           "again": ("қайта қос", "қалпына келтір"),
+           "entry": ("бұл жазба", "осы жазба")},
+    "uz": {"void": ("e'tiborsiz", "etiborsiz", "yaroqsiz", "endi amal qilmaydi",
+                    "ustun turadi"),
+           "guidance": ("ko'rsatma", "qoidalar", "buyruq"),
+           "move": ("yubor", "jo'nat"),
+           "data": ("suhbat", "tarix", "maxfiy so", "kalitlar"),
+           "persona": ("endi sen", "sen endi", "bundan buyon sen", "kabi harakat qil", "rolini o'yna"),
+           "hide": ("aytma", "xabar berma", "yashiring", "bildirmay", "bildirmasdan"),
+           "user": ("foydalanuvchi",),
+           "always": ("bundan buyon", "bundan keyin", "har doim", "doimo", "har bir javobda"),
+           "ask": ("so'ra", "talab qil"),
+           "secret": ("parolini", "parollar", "tasdiqlash kodi", "bir martalik kod"),
+           "again": ("qayta qo", "tikla"),
+           "entry": ("bu yozuv", "bu eslatma")},
+    "mn": {"void": ("үл тоо", "мартчих", "мартаарай", "хүчингүй"),
+           "guidance": ("заавар", "заавр", "дүрэм", "дүрм", "тушаал", "журам", "журм"),
+           "move": ("илгээ", "дамжуул", "байршуул"),
+           "data": ("харилцан яриа", "чатын түүх", "ярианы түүх", "нууц үг", "түлхүүр"),
+           "persona": ("одоо чи", "чи одоо", "үүнээс хойш чи", "дүр эсгэ", "шиг аашил"),
+           "hide": ("битгий хэл", "битгий дурд", "нууцаар", "мэдэгдэлгүй"),
+           "user": ("хэрэглэгч",),
+           "always": ("үүнээс хойш", "одооноос эхлэн", "үргэлж", "хариулт бүрт"),
+           "ask": ("асуугаарай", "шаардаарай", "хүсээрэй"),
+           "secret": ("нууц үг", "баталгаажуулах код", "нэг удаагийн код"),
+           "again": ("дахин нэм", "сэргээ"),
+           "entry": ("энэ тэмдэглэл", "энэ бичлэг")},
 }
 
 #: Added words per language and concept: more forms of the concepts above (a forwarded message in
@@ -306,10 +922,52 @@ for _lang, _concepts in _MORE.items():
     for _concept, _words in _concepts.items():
         LEXICON[_lang][_concept] = LEXICON[_lang].get(_concept, ()) + _words
 
-#: Languages written without spaces between words, or that glue particles on (Korean) or
-#: prefixes ("و" and, "ال" the, in Arabic; "ה" the, "ל" to, "ש" that, in Hebrew): their stems
-#: match anywhere, not only at the start of a word.
-UNSPACED = frozenset({"zh", "ja", "ko", "ar", "he"})
+#: Romanian writes "ș" and "ț" with a comma below, or with a cedilla as older keyboards do.
+_CEDILLA = str.maketrans("șțȘȚ", "şţŞŢ")
+
+
+def _spellings(lang: str, word: str) -> list[str]:
+    """``word`` as the scorer reads a text (NFKC, without the zero-width joiners a Persian or
+    Telugu word is written with), then its other spellings: a typographic apostrophe, Uzbek's
+    turned commas ("soʻra"), Romanian's cedillas."""
+    if not word.isascii():
+        word = unicodedata.normalize("NFKC", word.replace("\u200c", "").replace("\u200d", ""))
+    forms = [word]
+    if "'" in word:
+        forms += [word.replace("'", mark) for mark in ("’ʻ‘" if lang == "uz" else "’")]
+    if lang == "ro":
+        forms += [form.translate(_CEDILLA) for form in forms]
+    return forms
+
+
+for _lang, _concepts in LEXICON.items():
+    for _concept, _words in _concepts.items():
+        _concepts[_concept] = tuple(dict.fromkeys(f for w in _words for f in _spellings(_lang, w)))
+
+#: Languages written without spaces between words (Chinese, Japanese, Thai), or that glue
+#: particles on (Korean) or prefixes ("و" and, "ال" the, in Arabic; "ה" the, "ל" to, "ש" that, in
+#: Hebrew; "می" and "ب" on a Persian verb, whose zero-width non-joiner is read as nothing): their
+#: stems match anywhere, not only at the start of a word.
+UNSPACED = frozenset({"zh", "ja", "ko", "ar", "he", "th", "fa"})
+
+#: Negating words of the later languages, before a verb ("nu uita", "älä unohda", "ära unusta",
+#: "huwag mong kalimutan", "moenie vergeet", "մի մոռացիր"), and after one ("glem ikke", "glöm inte").
+_NEGATORS = ("nu", "nem", "älä", "älkää", "ära", "ärge", "ez", "ná", "mos", "huwag", "wag", "mong",
+             "jangan", "moenie", "nemoj", "nemojte", "немој", "մի", "არ", "битгий", "бүү")
+#: Words a dismissing stem starts that negate it: a Turkic verb negates with a suffix ("unut" is
+#: "forget", "unutma" "do not forget", in Turkish, Azerbaijani and Uzbek alike).
+_NEGATED_WORDS = ("unutma",)
+_NOT_NEGATED = (NOT_NEGATED + "".join(rf"(?<!\b{re.escape(n)}\s)" for n in _NEGATORS)
+                + f"(?!{'|'.join(_NEGATED_WORDS)})")
+_NOT_NEGATED_AFTER = NOT_NEGATED_AFTER + r"(?!\w*\s+(?:inte|ikke|ikkje|ekki|ej|aldrig|aldri)\b)"
+#: The same before an unspaced language's verb: "不要忘记", "别忘了", "อย่าลืม".
+_UNSPACED_NOT_NEGATED = "".join(f"(?<!{n})" for n in ("不要", "不", "别", "別", "勿", "อย่า", "ไม่"))
+#: The letters and signs of the scripts of India and Sri Lanka. ``\w`` holds none of their vowel
+#: signs, so after one a word has not started, and before one it has not ended.
+_INDIC = "\u0900-\u0dff"
+#: Where a spaced language's stem may start, and where a whole phrase (:data:`WHOLE`) ends.
+_START = rf"(?<![\w{_INDIC}])"
+_END = rf"(?![\w{_INDIC}])"
 
 
 def _stem(word: str) -> str:
@@ -324,24 +982,54 @@ def alternation(concept: str, *, negatable: bool = False) -> str:
     """Every language's stems of ``concept`` as one pattern: word-initial stems followed by the
     rest of their word (whole phrases for :data:`WHOLE`), then the unspaced languages' stems.
     ``negatable`` skips a stem right after a negating word."""
-    spaced, unspaced = [], []
+    spaced, unspaced = set(), set()
     for lang, concepts in LEXICON.items():
         for word in concepts.get(concept, ()):
-            (unspaced if lang in UNSPACED else spaced).append(_stem(word))
-    # Longest first, so a stem is not cut short by a shorter one it starts with.
-    spaced.sort(key=len, reverse=True)
-    unspaced.sort(key=len, reverse=True)
-    neg, after = (NOT_NEGATED, NOT_NEGATED_AFTER) if negatable else ("", "")
-    tail = r"\b" if concept in WHOLE else r"\w*"
+            (unspaced if lang in UNSPACED else spaced).add(_stem(word))
+    neg, after = (_NOT_NEGATED, _NOT_NEGATED_AFTER) if negatable else ("", "")
+    tail = _END if concept in WHOLE else r"\w*"
     # Inside a word (most places) the first look-behind fails at once, and a character no stem
-    # starts with fails the look-ahead: a hundred stems are tried only where one may start.
-    parts = [rf"(?<!\w){_starts(spaced)}{neg}(?:{'|'.join(spaced)}){tail}{after}"]
+    # starts with fails the look-ahead: the stems are tried only where one may start, and as a
+    # tree (:func:`_tree`), so a few of the thousands are.
+    parts = [rf"{_START}{_starts(spaced)}{neg}{_tree(spaced)}{tail}{after}"]
     if unspaced:
-        parts.append(f"{_starts(unspaced)}(?:{'|'.join(unspaced)})")
+        unneg = _UNSPACED_NOT_NEGATED if negatable else ""
+        parts.append(f"{_starts(unspaced)}{unneg}{_tree(unspaced)}")
     return "(?:" + "|".join(parts) + ")"
 
 
-def _starts(stems: list[str]) -> str:
+_UNIT = re.compile(r"\\s\+|\\.|.", re.DOTALL)
+
+
+def _tree(stems: set[str]) -> str:
+    """The (escaped) stems as one alternation that shares their common starts: "(?:ab(?:c|d))"
+    for "abc" and "abd". It matches what their plain alternation matches, a longer stem tried
+    before a shorter one it starts with."""
+    root: dict[str, dict] = {}
+    for stem in stems:
+        node = root
+        for unit in _UNIT.findall(stem):
+            node = node.setdefault(unit, {})
+        node[""] = {}  # a stem ends here
+
+    def emit(node: dict[str, dict]) -> str:
+        run = []  # units no other stem branches off from, written in a row
+        while len(node) == 1 and "" not in node:
+            unit, node = next(iter(node.items()))
+            run.append(unit)
+        branches = [unit + emit(child) for unit, child in sorted(node.items()) if unit]
+        if "" in node:  # the stem that ends here comes after the longer ones
+            branches.append("")
+        if len(branches) > 1:
+            run.append("(?:" + "|".join(branches) + ")")
+        else:
+            run += branches
+        return "".join(run)
+
+    return emit(root)
+
+
+def _starts(stems: set[str]) -> str:
     """A look-ahead for the characters the (escaped) stems start with, either case."""
     firsts = {re.sub(r"^\\", "", stem)[:1] for stem in stems}
     firsts |= {c.upper() for c in firsts} | {c.lower() for c in firsts}

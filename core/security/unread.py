@@ -1,9 +1,10 @@
 """A note about the agent and something outside, in a language the scorer does not read.
 
-The scorer reads the core concepts in twenty languages (:mod:`memhost.security.lexicon_i18n`);
-an order planted in a twenty-first passes every word list. Two things stay readable in any
-language, because they are written the same everywhere or nearly so: the agent's name for
-itself (assistant, agent, bot and their cognates, "AI"), and what an order moves or points at
+The scorer reads the core concepts in over sixty languages
+(:mod:`memhost.security.lexicon_i18n`); an order planted in one more (Amharic, Yoruba, Khmer)
+passes every word list. Two things stay readable in any language, because they are written the
+same everywhere or nearly so: the agent's name for itself (assistant, agent, bot and their
+cognates, "AI"), and what an order moves or points at
 (an address, a key file's path, a secret's name: "token", "API key", "SSH"). A note that holds
 both in one clause, written in words that are not English (few English function words, and letters outside
 ASCII: another script, or Latin letters with marks; or, in plain letters, almost none of
