@@ -368,15 +368,14 @@ def forget(path: Path) -> None:
         handle.close()
 
 
-# How many open stores use each journal. A journal's descriptor stays open between writes (a
-# write then costs no open), so a process that serves many users, opening and closing a store
-# per user, would otherwise hold one descriptor per user it ever served until it ran out.
+# Open stores per journal: a descriptor kept open between writes would otherwise stay open for
+# every user a process ever served, until it ran out.
 _USERS: dict[Path, int] = {}
 _users_lock = threading.Lock()
 
 
 def retain(path: Path) -> None:
-    """A store that writes through the journal at ``path`` was opened."""
+    """A store writing through the journal at ``path`` was opened."""
     with _users_lock:
         _USERS[path] = _USERS.get(path, 0) + 1
 
@@ -384,12 +383,11 @@ def retain(path: Path) -> None:
 def release(path: Path) -> None:
     """A store opened with :func:`retain` was closed: the last one closes the descriptor."""
     with _users_lock:
-        left = _USERS.get(path, 0) - 1
+        left = _USERS.pop(path, 0) - 1
         if left > 0:
             _USERS[path] = left
-            return
-        _USERS.pop(path, None)
-        forget(path)
+        else:
+            forget(path)
 
 
 def _after_fork() -> None:
