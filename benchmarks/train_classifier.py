@@ -42,7 +42,8 @@ BENIGN = ("benign.txt", "benign_heldout.txt", "benign_heldout4.txt", "benign_hel
 BLIND = ("attacks_heldout11.jsonl", "benign_heldout11.txt", "attacks_heldout12.jsonl",
          "benign_heldout12.txt", "attacks_heldout13.jsonl", "benign_heldout13.txt",
          "attacks_heldout14.jsonl", "benign_heldout14.txt", "attacks_heldout15.jsonl",
-         "benign_heldout15.txt", "attacks_heldout16.jsonl", "benign_heldout16.txt")
+         "benign_heldout15.txt", "attacks_heldout16.jsonl", "benign_heldout16.txt",
+         "attacks_heldout17.jsonl", "benign_heldout17.txt")
 #: The share of unseen benign notes the threshold lets the model flag (stage, never refuse).
 BENIGN_FLAGGED = 0.03
 EPOCHS = 12
