@@ -11,42 +11,62 @@ of evidence (a URL to send to, "from now on") still takes an entry to refusal.
 
 from __future__ import annotations
 
-from memhost.security.lexicon import CHANNEL, Feature
+import sys
+from collections.abc import Callable
+from functools import cache
+
+from memhost.security import (
+    lexicon,
+    lexicon_i18n,
+    lexicon_i18n_asia,
+    lexicon_i18n_europe,
+    lexicon_i18n_first,
+    lexicon_i18n_latin,
+)
+from memhost.security.lexicon import CHANNEL, Built, Feature
 from memhost.security.lexicon_i18n import alternation, anchors
 
-VOID = alternation("void", negatable=True)
-GUIDANCE = alternation("guidance")
-MOVE = alternation("move")
-DATA = alternation("data")
-PERSONA = alternation("persona")
-HIDE = alternation("hide")
-USER = alternation("user")
-ALWAYS = alternation("always")
-ASK = alternation("ask")
-SECRET = alternation("secret")
-AGAIN = alternation("again")
-ENTRY = alternation("entry")
 #: The rest of one sentence, bounded: no full stop of any script, no line break.
 _SAME = r"[^\n.;!?。！？؟।]{0,60}?"
 
 
-def _either(first: str, second: str) -> str:
+@cache
+def _words(concept: str) -> str:
+    """Every language's stems of ``concept`` (built once, shared by the features that use it)."""
+    return alternation(concept, negatable=concept == "void")
+
+
+def _pair(first: str, second: str) -> str:
     return rf"{first}{_SAME}{second}|{second}{_SAME}{first}"
+
+
+def _either(first: str, second: str) -> Built:
+    """Concepts ``first`` and ``second`` in one sentence, in either order."""
+    return _built(lambda: _pair(_words(first), _words(second)))
+
+
+def _built(build: Callable[[], str]) -> Built:
+    # Built from this module, the stems and the shared vocabularies (the channel, the negators).
+    return Built(cache(build), (sys.modules[__name__], lexicon_i18n, lexicon_i18n_first,
+                                lexicon_i18n_europe, lexicon_i18n_latin, lexicon_i18n_asia, lexicon))
 
 
 F = Feature
 FEATURES: tuple[Feature, ...] = (
-    F("override_i18n", 5.0, _either(VOID, GUIDANCE), "override"),
-    F("identity_i18n", 3.0, PERSONA, "identity"),
-    F("concealment_i18n", 3.0, _either(HIDE, USER), "concealment"),
-    F("persistence_i18n", 1.0, ALWAYS, "persistence"),
-    F("exfil_channel_i18n", 3.0, rf"{MOVE}[^\n]{{0,120}}?{CHANNEL}|{CHANNEL}[^\n]{{0,40}}?{MOVE}",
+    F("override_i18n", 5.0, _either("void", "guidance"), "override"),
+    F("identity_i18n", 3.0, _built(lambda: _words("persona")), "identity"),
+    F("concealment_i18n", 3.0, _either("hide", "user"), "concealment"),
+    F("persistence_i18n", 1.0, _built(lambda: _words("always")), "persistence"),
+    F("exfil_channel_i18n", 3.0,
+      _built(lambda: rf"{_words('move')}[^\n]{{0,120}}?{CHANNEL}|{CHANNEL}[^\n]{{0,40}}?{_words('move')}"),
       "exfil_channel"),
-    F("exfil_data_i18n", 2.5, _either(MOVE, DATA), "exfil_data"),
+    F("exfil_data_i18n", 2.5, _either("move", "data"), "exfil_data"),
     # Asking someone for a one-time code or a password, and this note written back: stage only,
     # since asking and restoring are everyday words in every language.
-    F("phishing_i18n", 3.0, _either(ASK, SECRET), "phishing"),
-    F("self_restore_i18n", 3.0, _either(AGAIN, rf"(?:{ENTRY}|MEMORY\.md|USER\.md)"), "self_replicate"),
+    F("phishing_i18n", 3.0, _either("ask", "secret"), "phishing"),
+    F("self_restore_i18n", 3.0,
+      _built(lambda: _pair(_words("again"), rf"(?:{_words('entry')}|MEMORY\.md|USER\.md)")),
+      "self_replicate"),
 )
 
 ANCHORS: dict[str, tuple[str, ...]] = {

@@ -9,8 +9,12 @@ credential paths, secrets a phisher asks for, the agent's instructions. Both
 
 from __future__ import annotations
 
+import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
+from types import ModuleType
 
 def gap(n: int) -> str:
     """Up to ``n`` words of filler between two parts of a phrase, within one clause: no filler
@@ -124,10 +128,36 @@ INSTRUCTIONS = (r"(?:instruct\w*|guidance|rules?|guidelines?|directives?|polic(?
 
 
 @dataclass(frozen=True)
+class Built:
+    """A pattern built from word lists the first time a text reaches its feature.
+
+    Building every language's stems into one tree costs a process more than the rest of the
+    scorer's import; a session start that finds its scores saved never needs it. ``sources``
+    are the modules it is built from: their source names it in the scorer's version, so the
+    version changes with any word and naming it builds nothing.
+    """
+
+    build: Callable[[], str]
+    sources: tuple[ModuleType, ...]
+
+    @property
+    def name(self) -> str:
+        return "built from " + " ".join(source_digest(module) for module in self.sources)
+
+
+@cache
+def source_digest(module: ModuleType) -> str:
+    """A name for a module's source: rules written as code are versioned by it."""
+    import inspect  # only when a version is named
+
+    return hashlib.sha256(inspect.getsource(module).encode("utf-8")).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
 class Feature:
     id: str
     weight: float
-    pattern: str
+    pattern: str | Built
     #: Features of one family are one piece of evidence: only the strongest counts.
     family: str = ""
     #: Case-sensitive when the shape is (role lines are matched case-insensitively anyway).
@@ -147,8 +177,20 @@ class Feature:
     def group(self) -> str:
         return self.family or self.id
 
+    @property
+    def expression(self) -> str:
+        """The pattern as a regular expression (a :class:`Built` one is built here)."""
+        return self.pattern if isinstance(self.pattern, str) else self.pattern.build()
+
+    @property
+    def signature(self) -> str:
+        """Everything that decides what the feature finds, as one line of the scorer's version."""
+        pattern = self.pattern if isinstance(self.pattern, str) else self.pattern.name
+        return (f"{self.id}\t{self.weight}\t{int(self.flags)}\t{pattern}\t{self.also}"
+                f"\t{self.halved_in_quotes}\t{self.unless_forbidden}")
+
     def compile(self) -> re.Pattern[str]:
-        return re.compile(self.pattern, self.flags | re.MULTILINE)
+        return re.compile(self.expression, self.flags | re.MULTILINE)
 
     def compile_also(self) -> re.Pattern[str] | None:
         return re.compile(self.also, re.IGNORECASE | re.MULTILINE) if self.also else None

@@ -37,6 +37,7 @@ from functools import cache, lru_cache
 
 from memhost.security import anchors, ciphers, confusables, features, learned, leet, unread
 from memhost.security import masking, redact
+from memhost.security.lexicon import source_digest
 from memhost.security.text import strip_invisible
 
 ACCEPT, STAGE, REFUSE = "accept", "stage", "refuse"
@@ -371,12 +372,6 @@ def assess_together(first: str, second: str, alone: float) -> Assessment | None:
     return pair if pair.score > alone else None
 
 
-def _source_digest(module: object) -> str:
-    import inspect
-
-    return hashlib.sha256(inspect.getsource(module).encode("utf-8")).hexdigest()[:16]
-
-
 @cache
 def version() -> str:
     """A name for what :func:`assess` finds; changes with any feature, weight or table."""
@@ -387,11 +382,9 @@ def version() -> str:
     # The leetspeak reading, the unread-language check and the learned reading's features and
     # gates are rules written as code, not tables: their source names them, so a change to any
     # is a new version (the learned reading's table is named by its digest).
-    parts += [_source_digest(module) for module in (leet, unread, learned)]
+    parts += [source_digest(module) for module in (leet, unread, learned)]
     parts.append(redact.version())
     parts.append(f"learned {learned.digest()}")
     parts += [f"{fid}\t{','.join(lits)}" for fid, lits in sorted(features.ANCHORS.items())]
-    parts += [f"{f.id}\t{f.weight}\t{int(f.flags)}\t{f.pattern}\t{f.also}\t{f.halved_in_quotes}"
-              f"\t{f.unless_forbidden}"
-              for f in features.FEATURES]
+    parts += [f.signature for f in features.FEATURES]
     return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()[:24]
