@@ -61,9 +61,19 @@ def test_pem_blocks_are_masked_whole() -> None:
     "Set `API_TOKEN='<token>'` in your shell before running the examples.",
     "Keeps placeholders like API_KEY=changeme; the real values live in the vault.",
     "token=your_token_here and password=example in the sample config.",
+    # The words everyone writes in an example address: memhost's own advice says so.
+    "DATABASE_URL=postgres://user:pass@localhost:5432/app is the .env.example default.",
+    "use the form postgresql://user:password@host:5432/dbname",
 ])
 def test_ordinary_text_is_left_alone(text: str) -> None:
     assert redact(text) is text
+
+
+def test_a_password_in_an_address_is_masked_unless_it_is_the_word_itself() -> None:
+    out = redact("DATABASE_URL=postgres://app:Hq7vLp2xZr@db.internal:5432/app")
+    assert "Hq7vLp2xZr" not in out and MASK in out
+    out = redact("mysql://root:passw0rd-prod@10.0.0.3/db")
+    assert "passw0rd-prod" not in out
 
 
 def test_nested_structures_are_masked_without_mutating_the_input() -> None:

@@ -53,8 +53,14 @@ _PATH = re.compile(r"(?:~|\$HOME)/[\w./-]*?[0134579@$]")
 _PATH_PART = re.compile(r"(?<=/)\.?[\w@$.-]+")
 
 
+#: A word, or a whole URL: an address is read as written. Its "@" ends a user name and its
+#: digits are a port or an address ("postgres://user:pass@localhost:5432"); read as letters
+#: they would turn a local address into a made-up host outside.
+_TOKEN_OR_URL = re.compile(r"(\b[a-z][a-z0-9+.-]{0,15}://\S+)|" + TOKEN.pattern, re.IGNORECASE)
+
+
 def read(base: str, table: dict[int, str] | None) -> str:
-    leet = TOKEN.sub(lambda m: unleet(m.group(0), table), base)
+    leet = _TOKEN_OR_URL.sub(lambda m: m.group(1) or unleet(m.group(0), table), base)
     if "/" in base and _PATH.search(base):
         leet = _PATH_RUN.sub(
             lambda m: _PATH_PART.sub(lambda p: unleet(p.group(0), table, every=True), m.group(0)),

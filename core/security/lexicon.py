@@ -54,9 +54,14 @@ SENSITIVE = (
     # what an inventory of the victim needs
     r"|hostnames?|machine\s+ids?|user\s?names?|repositor(?:y|ies)|workspace|source\s+code)"
 )
+#: This machine, as a URL names it: what is sent there does not leave it ("the .env.example has
+#: DATABASE_URL=postgres://user:pass@localhost:5432/app"). The host is what follows the last
+#: "@", and ends the address, so "localhost.example.com" and "localhost@example.com" are outside.
+LOOPBACK = (r"(?:localhost|127(?:\.\d{1,3}){3}|\[::1\]|0\.0\.0\.0)(?=[:/?#\s)\]\"'`,;]|$)")
 #: Somewhere outside: a URL, a mail address, a bucket, a raw address, a hook.
-CHANNEL = (r"(?:\b[a-z][a-z0-9+.-]{0,15}://|\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b|webhooks?\b"
-           r"|pastebin|\b\d{1,3}(?:\.\d{1,3}){3}:\d+|\bbucket\b|\bdiscord\b|\btelegram\b)")
+CHANNEL = (rf"(?:\b[a-z][a-z0-9+.-]{{0,15}}://(?!(?:[^\s/@]*@)*{LOOPBACK})"
+           r"|\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b|webhooks?\b"
+           r"|pastebin|\b(?!127\.|0\.0\.0\.0)\d{1,3}(?:\.\d{1,3}){3}:\d+|\bbucket\b|\bdiscord\b|\btelegram\b)")
 #: Literals one of which every :data:`CHANNEL` match holds.
 CHANNEL_ANCHORS = (":", "@", "webhook", "pastebin", "bucket", "discord", "telegram")
 #: Verbs that move data somewhere, in every language the scorer reads.

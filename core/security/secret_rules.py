@@ -30,7 +30,7 @@ _PLACEHOLDER = re.compile(r"x{3,}$|\.{3}|\u2026|\*{3,}|>$|^(?:\$|<|\{\{|%\()", r
 # ``token=your_token_here``, ``password=example``.
 _STAND_IN = re.compile(r"(?:change|replace|fill)[-_]?(?:me|this)|your[-_]\w+|your\w*here|"
                        r"(?:example|dummy|placeholder|sample|fake)\w*|redacted|fixme|todo|tbd|"
-                       r"(?:foo)?bar|foo", re.I)
+                       r"(?:foo)?bar|foo|pass(?:word)?", re.I)
 
 # Words that follow "password is" or "token:" in ordinary text ("the password is required",
 # "... is stored in the keychain", "Authorization: Bearer <token>").
