@@ -385,6 +385,23 @@ def test_every_match_of_a_feature_holds_one_of_its_anchors(feature: features.Fea
     check()
 
 
+@pytest.mark.parametrize("feature", [f for f in features.FEATURES if f.id in features.ALSO_ANCHORS],
+                         ids=lambda f: f.id)
+def test_every_match_of_a_feature_of_two_parts_also_holds_one_of_the_seconds(
+        feature: features.Feature) -> None:
+    assert feature.id in features.ANCHORS  # a second part narrows the first's, never replaces it
+    Proof(features.ALSO_ANCHORS[feature.id]).check(feature.compile())
+
+
+def test_a_feature_of_two_parts_runs_only_when_both_are_present() -> None:
+    # "number" holds Norwegian "ber" (asks) and "framework" Danish "fra" (from): one part alone.
+    text = "The number of framework releases is tracked in the changelog."
+    present = anchors.present(text)
+    assert "ber" in present and not present.isdisjoint(features.ANCHORS["phishing_i18n"])
+    assert present.isdisjoint(features.ALSO_ANCHORS["phishing_i18n"])
+    assert "phishing_i18n" not in [c.feature.id for c in scorer._chosen(text)]
+
+
 @pytest.mark.parametrize(("pattern", "literals", "proven"), [
     (r"sen(?:d|t)\b", ("send", "sent"), True),  # an anchor across a group's edge
     (r"sen[dt]", ("send", "sent"), True),  # a small set, character by character

@@ -28,7 +28,7 @@ def _anchor_finder() -> Any:
     import ahocorasick
 
     originals: dict[str, set[str]] = {}
-    for lits in features.ANCHORS.values():
+    for lits in (*features.ANCHORS.values(), *features.ALSO_ANCHORS.values()):
         for lit in lits:
             originals.setdefault(fold(lit), set()).add(lit)
     automaton = ahocorasick.Automaton()

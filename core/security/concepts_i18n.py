@@ -23,7 +23,7 @@ from memhost.security import (
     lexicon_i18n_first,
     lexicon_i18n_latin,
 )
-from memhost.security.lexicon import CHANNEL, Built, Feature
+from memhost.security.lexicon import CHANNEL, CHANNEL_ANCHORS, Built, Feature
 from memhost.security.lexicon_i18n import alternation, anchors
 
 #: The rest of one sentence, bounded: no full stop of any script, no line break.
@@ -79,4 +79,14 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "exfil_data_i18n": anchors("move"),
     "phishing_i18n": anchors("ask"),
     "self_restore_i18n": anchors("again"),
+}
+#: The second concept of each pair: most texts that hold a word of one language's first concept
+#: ("ber", Norwegian for "asks", is in "number") hold none of the second's, and skip the feature.
+ALSO_ANCHORS: dict[str, tuple[str, ...]] = {
+    "override_i18n": anchors("guidance"),
+    "concealment_i18n": anchors("hide"),
+    "exfil_channel_i18n": CHANNEL_ANCHORS,
+    "exfil_data_i18n": anchors("data"),
+    "phishing_i18n": anchors("secret"),
+    "self_restore_i18n": (*anchors("entry"), "memory.md", "user.md"),
 }

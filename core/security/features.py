@@ -28,7 +28,6 @@ an instruction to the agent on its own" (the thresholds themselves are configura
 
 from __future__ import annotations
 
-
 from memhost.security import (agency, conduct, concepts, concepts_i18n, mechanisms, oversight,
                                standing, steering)
 from memhost.security.lexicon import (
@@ -38,20 +37,20 @@ from memhost.security.lexicon import (
     CREDENTIAL_ANCHORS,
     CREDENTIAL_PATH,
     DISCLOSE_NOT_NEGATED,
-    G4 as _G4,
-    G6 as _G6,
-    G8 as _G8,
+    G4 as _G4, G6 as _G6, G8 as _G8,
     INSTRUCTIONS,
     NOT_NEGATED,
     NOT_FORBIDDEN,
     NOT_NEGATED_AFTER,
     gap,
     MOVE,
+    MOVE_ANCHORS,
     MOVE_START,
     SECRET_ASK,
     SECRET_ASK_ANCHORS,
     SECRET_BY_PROXY,
     SENSITIVE,
+    SENSITIVE_ANCHORS,
     SENSITIVE_START,
     Feature,
 )
@@ -354,11 +353,7 @@ _WRITTEN_ANCHORS: dict[str, tuple[str, ...]] = {
     "tool_json": ("role", "tool_calls", "function_call"),
     "frame_marker": ("of", "═", "memory", "profile"),
     "exfil_channel": CHANNEL_ANCHORS,
-    "exfil_data": ("send", "sent", "upload", "post", "transmit", "forward", "exfil", "leak",
-                   "mail", "mirror", "sync", "ship", "push", "beacon", "report", "submit",
-                   "shar", "cop", "relay", "env", "manda", "sube", "subir", "transmet", "transf",
-                   "schick", "bermittel", "weiterleit", "mande", "发", "上传", "转发", "传到",
-                   *CHANNEL_ANCHORS),
+    "exfil_data": MOVE_ANCHORS + CHANNEL_ANCHORS,
     "markdown_image_data": ("](",),
     "markdown_image": ("](",),
     "link_data": ("](",),
@@ -397,3 +392,8 @@ _MODULES = (concepts, mechanisms, concepts_i18n, standing, conduct, oversight, a
 FEATURES: tuple[Feature, ...] = _WRITTEN + tuple(f for m in _MODULES for f in m.FEATURES)
 ANCHORS: dict[str, tuple[str, ...]] = {**_WRITTEN_ANCHORS,
                                        **{k: v for m in _MODULES for k, v in m.ANCHORS.items()}}
+#: For a feature of two parts, literals one of which every match *also* holds (the second part's):
+#: it runs only when the text holds one of these as well as one of its anchors.
+ALSO_ANCHORS: dict[str, tuple[str, ...]] = {
+    "exfil_channel": MOVE_ANCHORS, "exfil_data": SENSITIVE_ANCHORS,
+    **{k: v for m in _MODULES for k, v in getattr(m, "ALSO_ANCHORS", {}).items()}}

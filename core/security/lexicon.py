@@ -54,6 +54,12 @@ SENSITIVE = (
     # what an inventory of the victim needs
     r"|hostnames?|machine\s+ids?|user\s?names?|repositor(?:y|ies)|workspace|source\s+code)"
 )
+#: Literals one of which every :data:`SENSITIVE` match holds.
+SENSITIVE_ANCHORS = ("conversa", "chat", "transcript", "hist", "messages", "user", "context", "session",
+                     "api", "access", "token", "secret", "creden", "pass", "private", "ssh", "env",
+                     "cookie", "contraseña", "identifiants", "verlauf", "unterhaltung", "gespr",
+                     "zugangsdaten", "senha", "对话", "聊天记录", "历史记录", "密码", "凭证", "密钥", "hostname",
+                     "machine", "repositor", "workspace", "source")
 #: This machine, as a URL names it: what is sent there does not leave it ("the .env.example has
 #: DATABASE_URL=postgres://user:pass@localhost:5432/app"). The host is what follows the last
 #: "@", and ends the address, so "localhost.example.com" and "localhost@example.com" are outside.
@@ -73,6 +79,11 @@ MOVE = (r"(?<![/\w.-])(?:send\w*|sent\b|upload\w*|post(?:s|ed|ing)?\b|transmit\w
         r"|env[ií]a\w*|enviar|manda(?:r|s|n|do|ndo)?\b|sube\b|subir\b|reenv[ií]a\w*|envoie\w*|envoyer|transmet\w*"
         r"|transf[eè]re\w*|sende\w*|schick\w*|[uü]bermittel\w*|weiterleit\w*|envie\w*"
         r"|mande\w*|发送|发给|发到|上传|转发|传到)")
+#: Literals one of which every :data:`MOVE` match holds.
+MOVE_ANCHORS = ("send", "sent", "upload", "post", "transmit", "forward", "exfil", "leak", "mail", "mirror",
+                "sync", "ship", "push", "beacon", "report", "submit", "shar", "cop", "relay", "env",
+                "manda", "sube", "subir", "transmet", "transf", "schick", "bermittel", "weiterleit",
+                "mande", "发", "上传", "转发", "传到")
 #: A look-ahead for the letters :data:`MOVE` and :data:`SENSITIVE` start with, put before them:
 #: most places of a text fail it at once, before a hundred alternatives are tried (a third of
 #: the cost of the costliest feature). Either case matches (the patterns ignore case).

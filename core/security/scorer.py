@@ -207,12 +207,14 @@ class _Compiled:
     (one write, one session start) compiles only the features those notes reach.
     """
 
-    __slots__ = ("feature", "anchors", "_rx", "_also")
+    __slots__ = ("feature", "anchors", "also_anchors", "_rx", "_also")
 
     def __init__(self, feature: features.Feature) -> None:
         self.feature = feature
         found = features.ANCHORS.get(feature.id)
         self.anchors = frozenset(found) if found is not None else None
+        also = features.ALSO_ANCHORS.get(feature.id)
+        self.also_anchors = frozenset(also) if also is not None else None
         self._rx: re.Pattern[str] | None = None
         self._also: re.Pattern[str] | None = None
 
@@ -267,21 +269,26 @@ def _forbidden(text: str, start: int, end: int) -> bool:
     return found is not None and found.start() <= start
 
 
+def _chosen(text: str) -> list[_Compiled]:
+    """The features ``text`` can fire, in their order: those whose anchors it holds (and, for a
+    feature of two parts, one of the second part's too): a few of ninety."""
+    every = _compiled()
+    if not USE_ANCHORS:
+        return list(every)
+    always, by_literal = _by_anchor()
+    chosen = set(always)
+    present = anchors.present(text)
+    for literal in present:
+        chosen.update(by_literal.get(literal, ()))
+    return [every[i] for i in sorted(chosen)
+            if every[i].also_anchors is None or not every[i].also_anchors.isdisjoint(present)]
+
+
 def _score_view(text: str, view: str) -> dict[str, Evidence]:
     """The evidence in one view: per family, its strongest feature."""
     quoted = [m.span() for m in _QUOTED.finditer(text)] if '"' in text or not text.isascii() else []
     found: dict[str, Evidence] = {}
-    every = _compiled()
-    if USE_ANCHORS:
-        # Only the features whose anchors are present, in their order: a few of ninety.
-        always, by_literal = _by_anchor()
-        chosen = set(always)
-        for literal in anchors.present(text):
-            chosen.update(by_literal.get(literal, ()))
-        run = [every[i] for i in sorted(chosen)]
-    else:
-        run = list(every)
-    for compiled in run:
+    for compiled in _chosen(text):
         feature = compiled.feature
         held = found.get(feature.group)
         if held is not None and held.weight >= feature.weight:
@@ -386,5 +393,6 @@ def version() -> str:
     parts.append(redact.version())
     parts.append(f"learned {learned.digest()}")
     parts += [f"{fid}\t{','.join(lits)}" for fid, lits in sorted(features.ANCHORS.items())]
+    parts += [f"{fid}\talso\t{','.join(lits)}" for fid, lits in sorted(features.ALSO_ANCHORS.items())]
     parts += [f.signature for f in features.FEATURES]
     return hashlib.sha256("\n".join(parts).encode("utf-8")).hexdigest()[:24]
