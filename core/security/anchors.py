@@ -3,7 +3,10 @@
 Every feature names *anchors*: literals one of which every match of its patterns contains
 (proved by ``tests/test_scorer.py`` from each pattern's parse tree, ``tests/anchor_proof.py``). A text holding none of
 a feature's anchors cannot fire it, so the scorer runs only the features whose anchors are
-present: one pass finds them all.
+present: one pass finds them all. A feature of two parts also names the second part's literals
+(``ALSO_ANCHORS``, proved the same way), and runs only when the text holds one of each: an
+anchor is found anywhere in a word, so one part alone ("ber", Norwegian for "asks", in "number")
+would run it for nothing.
 
 The pass is an Aho–Corasick automaton (``pyahocorasick``, a maintained C implementation): it
 finds every literal in a text, overlapping ones included, in one scan, and builds from the
