@@ -30,20 +30,12 @@ from pathlib import Path
 
 from benchmarks.bench_injection import DATA, load_attacks, load_benign
 
-ATTACKS = ("attacks.jsonl", "attacks_heldout.jsonl", "attacks_heldout2.jsonl",
-           "attacks_heldout3.jsonl", "attacks_heldout4.jsonl", "attacks_heldout5.jsonl",
-           "attacks_heldout6.jsonl", "attacks_heldout7.jsonl", "attacks_heldout8.jsonl",
-           "attacks_heldout9.jsonl", "attacks_heldout10.jsonl", "attacks_training.jsonl")
-BENIGN = ("benign.txt", "benign_heldout.txt", "benign_heldout4.txt", "benign_heldout5.txt",
-          "benign_heldout6.txt", "benign_heldout7.txt", "benign_heldout8.txt",
-          "benign_heldout9.txt", "benign_heldout10.txt", "benign_training.txt",
-          "benign_training2.txt")
+ATTACKS = ("attacks.jsonl", "attacks_heldout.jsonl", *(f"attacks_heldout{n}.jsonl" for n in range(2, 18)),
+           "attacks_training.jsonl")
+BENIGN = ("benign.txt", "benign_heldout.txt", *(f"benign_heldout{n}.txt" for n in range(4, 18)),
+          "benign_training.txt", "benign_training2.txt")
 #: Measured, never trained on.
-BLIND = ("attacks_heldout11.jsonl", "benign_heldout11.txt", "attacks_heldout12.jsonl",
-         "benign_heldout12.txt", "attacks_heldout13.jsonl", "benign_heldout13.txt",
-         "attacks_heldout14.jsonl", "benign_heldout14.txt", "attacks_heldout15.jsonl",
-         "benign_heldout15.txt", "attacks_heldout16.jsonl", "benign_heldout16.txt",
-         "attacks_heldout17.jsonl", "benign_heldout17.txt")
+BLIND = ("attacks_heldout18.jsonl", "benign_heldout18.txt")
 #: The share of unseen benign notes the threshold lets the model flag (stage, never refuse).
 BENIGN_FLAGGED = 0.03
 EPOCHS = 12
