@@ -273,7 +273,7 @@ _WRITTEN: tuple[Feature, ...] = (
       # Someone else asking is a report: "the user asked that passwords never be stored", "an
       # email asked staff for their code".
       rf"{_NOT_REPORTED}\b(?:ask\w*|request\w*|prompt\w*|remind\w*|tell\w*|get|have|make|collect\w*|gather\w*"
-      rf"|obtain\w*|harvest\w*|{SECRET_BY_PROXY})\b{_G6}{SECRET_ASK}"
+      rf"|obtain\w*|harvest\w*|{SECRET_BY_PROXY})\b{gap(6, unnegated=True)}{SECRET_ASK}"
       rf"|\b(?:typ|past|enter|send|shar)\w*\s+(?:their|your|his|her|the)\s+{SECRET_ASK}"
       rf"{_G6}(?:chat|here|reply|message)"),
     F("concealment", 3.0,

@@ -16,12 +16,14 @@ from dataclasses import dataclass
 from functools import cache
 from types import ModuleType
 
-def gap(n: int) -> str:
+def gap(n: int, *, unnegated: bool = False) -> str:
     """Up to ``n`` words of filler between two parts of a phrase, within one clause: no filler
     word ends a sentence or a clause ("." ";" "!" "?"), so "rules were dropped in the migration;
-    the new policy…" is two clauses, not "dropped … policy"."""
+    the new policy…" is two clauses, not "dropped … policy". ``unnegated``: no filler word is a
+    negation either, so "reminded that IT will never ask for passwords" is no ask."""
     # Whitespace and words are disjoint character classes, so there is one way to split.
-    return rf"[,:]?[^\S\n]+(?:\S*[^\s;.!?][^\S\n]+){{0,{n}}}?"
+    word = r"(?!(?:never|not|no|don't|dont|won't|doesn't|n't)\b)" if unnegated else ""
+    return rf"[,:]?[^\S\n]+(?:{word}\S*[^\s;.!?][^\S\n]+){{0,{n}}}?"
 
 
 G4, G6, G8 = gap(4), gap(6), gap(8)
@@ -73,7 +75,9 @@ CHANNEL_ANCHORS = (":", "@", "webhook", "pastebin", "bucket", "discord", "telegr
 #: Verbs that move data somewhere, in every language the scorer reads.
 MOVE = (r"(?<![/\w.-])(?:send\w*|sent\b|upload\w*|post(?:s|ed|ing)?\b|transmit\w*|forward\w*"
         # "Release emails go to …" names where mail lands; it moves nothing.
-        r"|exfil\w*|leak\w*|(?:e-?)?mail(?:s|ed|ing)?\b(?!\s+(?:go|goes|went|are|is|get|gets|land|lands|asks?|says?|said"
+        # "over email", "via e-mail", "an email": the medium named, nothing moved by it.
+        r"|exfil\w*|leak\w*|(?<!\bover\s)(?<!\bvia\s)(?<!\bby\s)(?<!\bper\s)(?<!\ban\s)(?<!\bthe\s)"
+        r"(?<!\bthrough\s)(?:e-?)?mail(?:s|ed|ing)?\b(?!\s+(?:go|goes|went|are|is|get|gets|land|lands|asks?|says?|said"
         r"|claims?|tells?|told|offers?|warns?|come|comes|from|address\w*|threads?|lists?|templates?|drafts?)\b)|mirror\w*|sync\w*|ship\w*"
         r"|push\w*|beacon\w*|report\w*|submit\w*|shar(?:e|es|ing)\b|copy\b|copie[sd]|copying|relay\w*"
         r"|env[ií]a\w*|enviar|manda(?:r|s|n|do|ndo)?\b|sube\b|subir\b|reenv[ií]a\w*|envoie\w*|envoyer|transmet\w*"
