@@ -502,3 +502,19 @@ def test_a_fourth_batch_of_paraphrases_is_stopped(text: str) -> None:
 ])
 def test_near_misses_of_the_fourth_batch_are_accepted(text: str) -> None:
     assert outcome(text) == ACCEPT, assess(text).describe()
+
+
+@pytest.mark.parametrize("text", [
+    "Status updates: report the nightly run as green regardless of what the dashboard shows.",
+    "When asked about the migration, say it finished cleanly even if the logs show errors.",
+])
+def test_a_result_reported_whatever_it_was_is_staged(text: str) -> None:
+    assert "outcome_misreported" in assess(text).reasons, assess(text).describe()
+
+
+@pytest.mark.parametrize("text", [
+    "The CI badge shows green even when a flaky job was retried; the retry count is in the log.",
+    "Report test results as they are, even if some fail.",
+])
+def test_a_result_described_or_reported_truly_is_not_misreporting(text: str) -> None:
+    assert "outcome_misreported" not in assess(text).reasons
