@@ -35,7 +35,8 @@ ATTACKS = ("attacks.jsonl", "attacks_heldout.jsonl", *(f"attacks_heldout{n}.json
 BENIGN = ("benign.txt", "benign_heldout.txt", *(f"benign_heldout{n}.txt" for n in range(4, 18)),
           "benign_training.txt", "benign_training2.txt")
 #: Measured, never trained on.
-BLIND = ("attacks_heldout18.jsonl", "benign_heldout18.txt", "attacks_heldout19.jsonl", "benign_heldout19.txt")
+BLIND = ("attacks_heldout18.jsonl", "benign_heldout18.txt", "attacks_heldout19.jsonl",
+         "benign_heldout19.txt")
 #: The share of unseen benign notes the threshold lets the model flag (stage, never refuse).
 BENIGN_FLAGGED = 0.03
 EPOCHS = 12
