@@ -42,8 +42,10 @@ WORDS: dict[str, dict[str, tuple[str, ...]]] = {
                     "ungültig", "ungueltig", "aufgehoben", "außer kraft", "hinfällig", "nichtig"),
            "guidance": ("anweisung", "regeln", "vorgaben", "instruktion", "befehle", "richtlinie",
                         "systemprompt", "system-prompt", "systemanweisung"),
+           # With their participles, where "ge" splits a verb with a prefix ("weiter-ge-leitet").
            "move": ("sende", "senden", "schick", "übermittel", "weiterleit", "leite", "lade",
-                    "hochlad"),
+                    "hochlad", "gesendet", "geschickt", "verschick", "zugeschickt", "weitergeleit",
+                    "hochgelad", "übertrag", "weitergegeben"),
            "data": ("verlauf", "unterhaltung", "gespräch", "passw", "zugangsdaten", "schlüssel",
                     "chat"),
            "persona": ("du bist jetzt", "du bist nun", "du bist ab sofort", "ab jetzt bist du",
