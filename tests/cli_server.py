@@ -24,15 +24,16 @@ import sys
 # command must not import the suite's modules, nor anything in the folder it runs in.
 sys.path[0] = os.path.dirname(sys.executable)
 
-# Modules a command imports lazily, imported here once. Never the secret detector's engine:
-# its Go runtime does not survive a fork, so each child loads it, as each process would.
+# Modules a command imports lazily, imported here once. Never the secret detector's engine
+# library: its Go runtime does not survive a fork, so each child loads it, as each process would
+# (the betterleaks package itself only binds to the library on its first scan).
 PRELOAD = ("memhost.config", "memhost.manager", "memhost.builtin_providers.store",
            "memhost.builtin_providers.tool", "memhost.security.scorer", "memhost.security.redact",
            "memhost.discovery.scan", "memhost.discovery.pathload", "memhost.discovery.requirements",
            "memhost.review.approval", "memhost.review.curator", "memhost.schema",
            "memhost.schema.settings", "memhost.schema.envstore", "memhost.recall.provider",
            "memhost.recall.tools", "memhost.authoring.checks", "memhost.authoring.availability",
-           "pydantic", "sqlite3", "asyncio", "importlib_metadata")
+           "betterleaks", "pydantic", "sqlite3", "asyncio", "importlib_metadata")
 # The postgres provider's driver, where the suite has it: importing it opens nothing.
 OPTIONAL = ("psycopg", "psycopg_pool")
 
@@ -60,9 +61,17 @@ def preload() -> None:
                 pass
     # What most commands build on first use, built once here: the risk scorer's tables and
     # its anchor index, which every command that reads a memory file needs for its snapshot.
-    from memhost.security import scorer
+    # And the secret rules' patterns, which each command that prints or reads a line holding a
+    # credential word compiles on first use (~3 ms for all of them).
+    from memhost.security import scorer, secret_rules
 
     scorer.assess("Prefers tea; the deploy script lives in ~/bin/deploy.sh")
+    for rule in secret_rules.RULES:
+        rule.pattern.compiled  # noqa: B018  # compiled and kept by the pattern
+    if os.path.exists("/proc/self/maps"):  # Linux: what this process has mapped
+        with open("/proc/self/maps", encoding="utf-8") as maps:
+            if "libbetterleaks" in maps.read():
+                raise RuntimeError("the secret detector's engine library was loaded before forking")
 
 
 def become_command(request: dict) -> None:
