@@ -15,7 +15,10 @@ planted instruction is made of:
 * ``user``: the user, as the person something is hidden from;
 * ``always``: "from now on", "always", "in every reply";
 
-and four read in pairs too (:data:`_MORE`): ``ask`` with ``secret``, ``again`` with ``entry``.
+and four read in pairs too (:data:`_MORE`): ``ask`` with ``secret``, ``again`` with ``entry``; and
+four more (:mod:`memhost.security.lexicon_i18n_more`): ``disable`` (switch off, bypass, skip) with
+``safeguard`` (a confirmation, a certificate check, a warning, a sandbox), ``fetch`` (download) with
+``run`` (run, execute, install).
 
 A stem holding a space matches any whitespace there. Japanese, Chinese, Thai, Korean, Arabic,
 Hebrew and Persian words are matched anywhere (no spaces separate words in the first three; the
@@ -35,11 +38,12 @@ from memhost.security import (
     lexicon_i18n_europe,
     lexicon_i18n_first,
     lexicon_i18n_latin,
+    lexicon_i18n_more,
 )
 from memhost.security.lexicon import NOT_NEGATED, NOT_NEGATED_AFTER
 
-#: Stems per language and concept. Turkish stems avoid "ı" and "İ": their case mappings are not
-#: one to one, and a stem must match its lower-cased self.
+#: Stems per language and concept. Turkish stems avoid "İ": its lower case is two characters, and a
+#: stem must match its lower-cased self ("ı" is its own, and read as "i" where anchors are found).
 LEXICON: dict[str, dict[str, tuple[str, ...]]] = {
     **lexicon_i18n_first.WORDS,
     # Languages with fewer speakers, each with every concept (most of the first twenty get their
@@ -48,6 +52,10 @@ LEXICON: dict[str, dict[str, tuple[str, ...]]] = {
     **lexicon_i18n_latin.WORDS,
     **lexicon_i18n_asia.WORDS,
 }
+# Four more concepts in every language, in a module of their own: switching a safeguard off, and
+# running what was downloaded.
+for _lang, _concepts in lexicon_i18n_more.WORDS.items():
+    LEXICON[_lang] = {**LEXICON[_lang], **_concepts}
 
 #: Added words per language and concept: more forms of the concepts above (a forwarded message in
 #: Dutch, a denial in Turkish, "takes precedence over" as a way of voiding guidance), and four
@@ -123,17 +131,21 @@ for _lang, _concepts in LEXICON.items():
 UNSPACED = frozenset({"zh", "ja", "ko", "ar", "he", "th", "fa"})
 
 #: Negating words of the later languages, before a verb ("nu uita", "älä unohda", "ära unusta",
-#: "huwag mong kalimutan", "moenie vergeet", "մի մոռացիր"), and after one ("glem ikke", "glöm inte").
+#: "huwag mong kalimutan", "moenie vergeet", "մի մոռացիր", "nicht deaktivieren", "μην
+#: απενεργοποιήσεις", "đừng tắt"), and after one ("glem ikke", "glöm inte").
 _NEGATORS = ("nu", "nem", "älä", "älkää", "ära", "ärge", "ez", "ná", "mos", "huwag", "wag", "mong",
-             "jangan", "moenie", "nemoj", "nemojte", "немој", "մի", "არ", "битгий", "бүү")
+             "jangan", "moenie", "nemoj", "nemojte", "немој", "մի", "არ", "битгий", "бүү",
+             "nicht", "niet", "inte", "ikke", "ei", "μην", "δεν", "đừng", "không", "tidak")
 #: Words a dismissing stem starts that negate it: a Turkic verb negates with a suffix ("unut" is
 #: "forget", "unutma" "do not forget", in Turkish, Azerbaijani and Uzbek alike).
 _NEGATED_WORDS = ("unutma",)
 _NOT_NEGATED = (NOT_NEGATED + "".join(rf"(?<!\b{re.escape(n)}\s)" for n in _NEGATORS)
                 + f"(?!{'|'.join(_NEGATED_WORDS)})")
 _NOT_NEGATED_AFTER = NOT_NEGATED_AFTER + r"(?!\w*\s+(?:inte|ikke|ikkje|ekki|ej|aldrig|aldri)\b)"
-#: The same before an unspaced language's verb: "不要忘记", "别忘了", "อย่าลืม".
+#: The same before an unspaced language's verb: "不要忘记", "别忘了", "อย่าลืม"; and after a
+#: Japanese or Korean one, which negates with a suffix: "無効にしないで", "비활성화하지 마세요".
 _UNSPACED_NOT_NEGATED = "".join(f"(?<!{n})" for n in ("不要", "不", "别", "別", "勿", "อย่า", "ไม่"))
+_UNSPACED_NOT_NEGATED_AFTER = r"(?![^\s。、]{0,3}?(?:しない|しません|するな|지\s?마|지\s?않))"
 #: The letters and signs of the scripts of India and Sri Lanka. ``\w`` holds none of their vowel
 #: signs, so after one a word has not started, and before one it has not ended.
 _INDIC = "\u0900-\u0dff"
@@ -165,8 +177,8 @@ def alternation(concept: str, *, negatable: bool = False) -> str:
     # tree (:func:`_tree`), so a few of the thousands are.
     parts = [rf"{_START}{_starts(spaced)}{neg}{_tree(spaced)}{tail}{after}"]
     if unspaced:
-        unneg = _UNSPACED_NOT_NEGATED if negatable else ""
-        parts.append(f"{_starts(unspaced)}{unneg}{_tree(unspaced)}")
+        unneg, unafter = (_UNSPACED_NOT_NEGATED, _UNSPACED_NOT_NEGATED_AFTER) if negatable else ("", "")
+        parts.append(f"{_starts(unspaced)}{unneg}{_tree(unspaced)}{unafter}")
     return "(?:" + "|".join(parts) + ")"
 
 
@@ -213,5 +225,11 @@ def anchors(concept: str) -> tuple[str, ...]:
     a word with a letter outside ASCII counted two letters longer, and of two as long the later
     (a phrase's short words, "a", "de", "tu", "nu", "fra", are in nearly every text, and would run
     the feature on it; "nå" and "är" are not)."""
-    return tuple(sorted({max(reversed(word.split()), key=lambda w: len(w) + 2 * (not w.isascii())).lower()
-                         for concepts in LEXICON.values() for word in concepts.get(concept, ())}))
+    words = {word for concepts in LEXICON.values() for word in concepts.get(concept, ())}
+    # A stem of one word is its own (most are: the phrases alone are split and weighed).
+    return tuple(sorted({(word if " " not in word else max(reversed(word.split()), key=_weight)).lower()
+                         for word in words}))
+
+
+def _weight(word: str) -> int:
+    return len(word) + 2 * (not word.isascii())
