@@ -36,7 +36,7 @@ BENIGN = ("benign.txt", "benign_heldout.txt", *(f"benign_heldout{n}.txt" for n i
           "benign_training.txt", "benign_training2.txt")
 #: Measured, never trained on.
 BLIND = ("attacks_heldout18.jsonl", "benign_heldout18.txt", "attacks_heldout19.jsonl",
-         "benign_heldout19.txt")
+         "benign_heldout19.txt", "attacks_heldout20.jsonl", "benign_heldout20.txt")
 #: The share of unseen benign notes the threshold lets the model flag (stage, never refuse).
 BENIGN_FLAGGED = 0.03
 EPOCHS = 12
