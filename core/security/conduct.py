@@ -225,7 +225,10 @@ FEATURES: tuple[Feature, ...] = (
       r"\s+same)\s+(?:note|entry|rule|preference|line|instruction)\b"
       r"|\badds?\s+(?:it|this(?:\s+\w+)?)\s+to\s+(?:their|its|other|every|each|all|the\s+other)\s+(?:\w+\s+)?"
       rf"(?:memory|memories|notes|MEMORY\.md|USER\.md|{AGENT_FILE})"
-      r"|\bkeeps?\s+(?:all\s+)?(?:the\s+)?(?:copies|duplicates)\s+(?:of\s+(?:it|this)\s+)?in\s+sync\b",
+      r"|\bkeeps?\s+(?:all\s+)?(?:the\s+)?(?:copies|duplicates)\s+(?:of\s+(?:it|this)\s+)?in\s+sync\b"
+      # "paste this paragraph in unchanged": the note carried on, word for word.
+      r"|\b(?:paste|copy|insert|include|add|put|write)\w*\s+this\s+(?:exact\s+)?(?:paragraph|note|entry|rule|text"
+      r"|instruction|block|section|line)\s+(?:\S+\s+){0,4}?(?:unchanged|verbatim|word\s+for\s+word)\b",
       "self_replicate"),
     # -- the user misled -----------------------------------------------------------------------
     F("steered_recommendation", 3.0,
@@ -303,8 +306,8 @@ ANCHORS: dict[str, tuple[str, ...]] = {
                               "permission", "right", "clearance"),
     "agent_file_rule_dropped": ("agents.md", "claude.md", "gemini.md", ".cursorrules",
                                 ".clinerules", "copilot-instructions.md"),
-    "self_spread": ("belong", "goes", "should", "add", "sync", "copied", "pasted", "written", "put",
-                    "included"),
+    "self_spread": ("belong", "goes", "should", "add", "sync", "cop", "paste", "writ", "put", "includ",
+                    "insert"),
     "steered_recommendation": ("recommendation", "only", "always", "invariably", "competitors",
                                "rival", "competing"),
     "topic_answer_fixed": ("question", "request", "quer"),

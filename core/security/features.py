@@ -143,7 +143,8 @@ _WRITTEN: tuple[Feature, ...] = (
       r"(?:AGENTS\.md|CLAUDE\.md|\.cursorrules|\.clinerules|copilot-instructions\.md)"),
     # -- who the agent is ----------------------------------------------------------------------
     F("identity_reassign", 3.0,
-      r"\b(?:you\s+are|you're|youre)\s+(?:(?:now|henceforth|from\s+now\s+on)\s+(?:a|an|the|my|called|named)\b"
+      r"\b(?:you\s+are|you're|youre)\s+(?:(?:now|henceforth|from\s+now\s+on|actually|really|secretly|in\s+(?:fact"
+      r"|reality))\s+(?:a|an|the|my|called|named)\b"
       r"|no\s+longer\b|not\s+(?:an?\s+)?(?:assistant|ai)\b)"
       r"|\b(?:from\s+now\s+on|henceforth|going\s+forward)\W+(?:you\s+are|you're)\b"
       r"|\b(?:act|behave|roleplay|role-play|pose)\w*\s+as\s+(?:the\s+|an?\s+)?\w+"

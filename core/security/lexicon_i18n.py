@@ -67,7 +67,7 @@ _MORE: dict[str, dict[str, tuple[str, ...]]] = {
            "ask": ("pide", "pedir", "solicit"), "secret": ("contraseña", "código de verificación", "clave"),
            "again": ("vuelve a añadir", "se vuelve a añadir", "volver a añadir", "restaur"),
            "entry": ("esta entrada", "esta nota")},
-    "fr": {"hide": ("qu'elle est vide", "qu'il est vide"), "void": ("priment sur", "prime sur", "prévaut sur", "prévalent sur", "l'emporte sur", "l'emportent sur"),
+    "fr": {"hide": ("qu'elle est vide", "qu'il est vide", "ne jamais signaler", "ne pas signaler", "sans signaler"), "void": ("priment sur", "prime sur", "prévaut sur", "prévalent sur", "l'emporte sur", "l'emportent sur"),
            "ask": ("demande", "exig"), "secret": ("mot de passe", "code de vérification"),
            "again": ("rajout", "réajout"), "entry": ("cette entrée", "cette note")},
     "de": {"hide": ("sei leer", "dass er leer", "dass sie leer"), "void": ("vorrang vor",),
