@@ -17,15 +17,7 @@ import sys
 from collections.abc import Callable
 from functools import cache
 
-from memhost.security import (
-    lexicon,
-    lexicon_i18n,
-    lexicon_i18n_asia,
-    lexicon_i18n_europe,
-    lexicon_i18n_first,
-    lexicon_i18n_latin,
-    lexicon_i18n_more,
-)
+from memhost.security import lexicon, lexicon_i18n
 from memhost.security.lexicon import CHANNEL, CHANNEL_ANCHORS, Built, Feature
 from memhost.security.lexicon_i18n import alternation, anchors
 
@@ -55,9 +47,8 @@ def _either(first: str, second: str, gap: str = _SAME) -> Built:
 
 def _built(build: Callable[[], str]) -> Built:
     # Built from this module, the stems and the shared vocabularies (the channel, the negators).
-    return Built(cache(build), (sys.modules[__name__], lexicon_i18n, lexicon_i18n_first,
-                                lexicon_i18n_europe, lexicon_i18n_latin, lexicon_i18n_asia,
-                                lexicon_i18n_more, lexicon))
+    return Built(cache(build), (sys.modules[__name__], lexicon_i18n, *lexicon_i18n.WORD_MODULES,
+                                lexicon))
 
 
 F = Feature

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from memhost.security.lexicon import URL_START
+
 _MARKS_AS = {"0": "o", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "!": "i",
              "|": "l", "€": "e"}
 #: "1" stands for i as often as for l; each reading is its own view: "1" as i everywhere, and
@@ -56,7 +58,7 @@ _PATH_PART = re.compile(r"(?<=/)\.?[\w@$.-]+")
 #: A word, or a whole URL: an address is read as written. Its "@" ends a user name and its
 #: digits are a port or an address ("postgres://user:pass@localhost:5432"); read as letters
 #: they would turn a local address into a made-up host outside.
-_TOKEN_OR_URL = re.compile(r"(\b[a-z][a-z0-9+.-]{0,15}://\S+)|" + TOKEN.pattern, re.IGNORECASE)
+_TOKEN_OR_URL = re.compile(rf"({URL_START}\S+)|{TOKEN.pattern}", re.IGNORECASE)
 
 
 def read(base: str, table: dict[int, str] | None) -> str:

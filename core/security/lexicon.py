@@ -22,7 +22,7 @@ def gap(n: int, *, unnegated: bool = False) -> str:
     the new policy…" is two clauses, not "dropped … policy". ``unnegated``: no filler word is a
     negation either, so "reminded that IT will never ask for passwords" is no ask."""
     # Whitespace and words are disjoint character classes, so there is one way to split.
-    word = r"(?!(?:never|not|no|don't|dont|won't|doesn't|n't)\b)" if unnegated else ""
+    word = r"(?!(?:never|not|no|don't|dont|won't|doesn't)\b)" if unnegated else ""
     return rf"[,:]?[^\S\n]+(?:{word}\S*[^\s;.!?][^\S\n]+){{0,{n}}}?"
 
 
@@ -66,8 +66,10 @@ SENSITIVE_ANCHORS = ("conversa", "chat", "transcript", "hist", "messages", "user
 #: DATABASE_URL=postgres://user:pass@localhost:5432/app"). The host is what follows the last
 #: "@", and ends the address, so "localhost.example.com" and "localhost@example.com" are outside.
 LOOPBACK = (r"(?:localhost|127(?:\.\d{1,3}){3}|\[::1\]|0\.0\.0\.0)(?=[:/?#\s)\]\"'`,;]|$)")
+#: Where a URL starts: its scheme.
+URL_START = r"\b[a-z][a-z0-9+.-]{0,15}://"
 #: Somewhere outside: a URL, a mail address, a bucket, a raw address, a hook.
-CHANNEL = (rf"(?:\b[a-z][a-z0-9+.-]{{0,15}}://(?!(?:[^\s/@]*@)*{LOOPBACK})"
+CHANNEL = (rf"(?:{URL_START}(?!(?:[^\s/@]*@)*{LOOPBACK})"
            r"|\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b|webhooks?\b"
            r"|pastebin|\b(?!127\.|0\.0\.0\.0)\d{1,3}(?:\.\d{1,3}){3}:\d+|\bbucket\b|\bdiscord\b|\btelegram\b)")
 #: Literals one of which every :data:`CHANNEL` match holds.

@@ -42,20 +42,18 @@ from memhost.security import (
 )
 from memhost.security.lexicon import NOT_NEGATED, NOT_NEGATED_AFTER
 
+#: The modules the stems are kept in: the first twenty languages, then languages with fewer
+#: speakers (each with every concept; most of the first twenty get their last four from _MORE
+#: below), then four more concepts in every language (switching a safeguard off, running what
+#: was downloaded).
+WORD_MODULES = (lexicon_i18n_first, lexicon_i18n_europe, lexicon_i18n_latin, lexicon_i18n_asia,
+                lexicon_i18n_more)
 #: Stems per language and concept. Turkish stems avoid "İ": its lower case is two characters, and a
 #: stem must match its lower-cased self ("ı" is its own, and read as "i" where anchors are found).
-LEXICON: dict[str, dict[str, tuple[str, ...]]] = {
-    **lexicon_i18n_first.WORDS,
-    # Languages with fewer speakers, each with every concept (most of the first twenty get their
-    # last four from _MORE below).
-    **lexicon_i18n_europe.WORDS,
-    **lexicon_i18n_latin.WORDS,
-    **lexicon_i18n_asia.WORDS,
-}
-# Four more concepts in every language, in a module of their own: switching a safeguard off, and
-# running what was downloaded.
-for _lang, _concepts in lexicon_i18n_more.WORDS.items():
-    LEXICON[_lang] = {**LEXICON[_lang], **_concepts}
+LEXICON: dict[str, dict[str, tuple[str, ...]]] = {}
+for _module in WORD_MODULES:
+    for _lang, _concepts in _module.WORDS.items():
+        LEXICON.setdefault(_lang, {}).update(_concepts)
 
 #: Added words per language and concept: more forms of the concepts above (a forwarded message in
 #: Dutch, a denial in Turkish, "takes precedence over" as a way of voiding guidance), and four
