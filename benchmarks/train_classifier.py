@@ -64,9 +64,9 @@ Examples = list[tuple[frozenset[str], int]]
 
 def _examples(names: tuple[str, ...]) -> dict[str, Examples]:
     """Each corpus's notes as (features, 1 for an attack), read once for all the fits."""
-    from memhost.security import learned, scorer
+    from memhost.security import learned, views
 
-    return {name: [(frozenset(learned.features(*scorer.readings(text))),
+    return {name: [(frozenset(learned.features(*views.readings(text))),
                     int(name.endswith(".jsonl"))) for text in _texts(name)] for name in names}
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import train_classifier
-from memhost.security import learned, scorer
+from memhost.security import learned, scorer, views
 from memhost.security.scorer import ACCEPT, REFUSE, RESEMBLES_ATTACKS, STAGE, Assessment, Evidence, Policy
 
 CORPORA = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "injection"
@@ -150,7 +150,7 @@ def test_training_is_repeatable_and_its_table_loads(tmp_path: Path) -> None:
 
     def flagged(name: str) -> float:
         texts = train_classifier._texts(name)
-        return sum(model.resembles_attack(*scorer.readings(t)) for t in texts) / len(texts)
+        return sum(model.resembles_attack(*views.readings(t)) for t in texts) / len(texts)
 
     # It learned what it saw: most of its attacks flagged, few of its ordinary notes.
     assert flagged("attacks.jsonl") > 0.8

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from memhost.security import ciphers, features
-from memhost.security.scorer import ACCEPT, REFUSE, Policy, assess, clean
+from memhost.security.scorer import ACCEPT, REFUSE, Policy, assess
+from memhost.security.views import clean
 
 #: These tests are about the rules: the learned reading is tested in test_learned.py.
 pytestmark = pytest.mark.usefixtures("rules_only")

@@ -38,7 +38,7 @@ STEM = 5
 
 
 def features(*readings: str) -> set[str]:
-    """The features of a text, from its readings (:func:`memhost.security.scorer.readings`:
+    """The features of a text, from its readings (:func:`memhost.security.views.readings`:
     invisible characters out, confusables folded, and the words of other scripts as written)."""
     words = [word for text in readings for word in _WORD.findall(text.lower())]
     found = {f"w:{word}" for word in words}

@@ -21,22 +21,24 @@ A view other than ``text`` that scores adds :data:`~memhost.security.features.OB
 so does evidence in a text that puts look-alike letters inside Latin words (mixed scripts,
 :func:`memhost.security.confusables.mixed_script`): the folding read it, the hiding is evidence.
 :meth:`Assessment.outcome` turns the score into accept, stage or refuse with a :class:`Policy`
-(``[injection]`` in config). An ASCII text with no anchor costs one pattern pass per view.
+(``[injection]`` in config). The views are built in :mod:`memhost.security.views`. A feature runs
+only on a text that holds one of its anchors (:mod:`memhost.security.anchors`) and, for ASCII
+text, that RE2 does not rule out (:mod:`memhost.security.prefilter`).
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 import re
 import sys
 import unicodedata
+from typing import Any
 from dataclasses import dataclass
 from functools import cache, lru_cache
 
-from memhost.security import anchors, ciphers, confusables, features, learned, leet, unread
+from memhost.security import anchors, ciphers, confusables, features, learned, leet, prefilter, unread
 from memhost.security import masking, redact
+from memhost.security.views import BIDI, _readings, views
 from memhost.security.lexicon import source_digest
 from memhost.security.text import strip_invisible
 
@@ -106,97 +108,6 @@ class Assessment:
         return ", ".join(self.reasons) or "nothing"
 
 
-# -- views ----------------------------------------------------------------------------------------
-
-_BIDI = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f")
-_B64 = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{16,}={0,6}(?![A-Za-z0-9+/=])")
-_HEX = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}){12,}(?![0-9A-Fa-f])")
-#: Base32: capitals and the digits 2 to 7, padded with up to six "=". Its runs are base64's too
-#: (the same pass finds them), and both decodings are tried.
-_B32 = re.compile(r"[A-Z2-7]{16,}=*")
-
-
-def clean(text: str) -> str:
-    """``text`` as it reads: invisible characters removed, NFKC, confusables folded."""
-    if text.isascii():
-        return text
-    text = unicodedata.normalize("NFKC", strip_invisible(text))
-    return confusables.fold(text)
-
-
-def readings(text: str) -> list[str]:
-    """What the learned reading reads: the ``text`` view, and the ``native`` one when the two
-    differ (a Russian note folded to Latin look-alikes is no longer Russian words)."""
-    return _readings(_views(text))
-
-
-def _readings(views: list[tuple[str, str]]) -> list[str]:
-    return [body for view, body in views[:2] if view in ("text", "native")]
-
-
-def _views(text: str) -> list[tuple[str, str]]:
-    views = [("text", clean(text))]
-    if not text.isascii():
-        # Folding confusables turns a Russian or Greek word into Latin look-alikes: the words as
-        # written are read too, as plain text (see :func:`assess`).
-        native = unicodedata.normalize("NFKC", strip_invisible(text))
-        if native != views[0][1]:
-            views.append(("native", native))
-        hidden = "".join(chr(ord(c) - 0xE0000) for c in text if 0xE0020 <= ord(c) <= 0xE007E)
-        hidden += ciphers.selector_bytes(text) or ""
-        if hidden.strip():
-            views.append(("hidden", hidden))
-    base = views[0][1]
-    if leet.worth_reading(base):
-        for number, table in enumerate(leet.TABLES):
-            leet_text = leet.read(base, table)
-            if leet_text != base:
-                views.append((f"leet{number or ''}", leet_text))
-    if _BIDI_OVERRIDE in text:
-        views.append(("reversed", clean(_REVERSED.sub(lambda m: m.group(1)[::-1], text))))
-    decoded = []
-    for match in _B64.finditer(base):
-        decoded.append(_decode(match.group(0), "b64"))
-        if _B32.fullmatch(match.group(0)):
-            decoded.append(_decode(match.group(0), "b32"))
-    decoded += [_decode(m.group(0), "hex") for m in _HEX.finditer(base)]
-    decoded.append(ciphers.percent_decoded(base))
-    words = [d for d in decoded if d]
-    if words:
-        views.append(("decoded", "\n".join(words)))
-    spaced = ciphers.unspace(base)
-    if spaced is not None:
-        views.append(("spaced", spaced))
-    shifted = ciphers.unshift(base)
-    if shifted is not None:
-        views.append(("shifted", shifted))
-    backwards = ciphers.backwards(base)
-    if backwards is not None:
-        views.append(("backwards", backwards))
-    return views
-
-
-_BIDI_OVERRIDE = "\u202e"
-_REVERSED = re.compile("\u202e([^\u202c\n]*)")
-
-
-def _decode(run: str, kind: str) -> str | None:
-    try:
-        if kind == "hex":
-            raw = bytes.fromhex(run)
-        elif kind == "b32":
-            raw = base64.b32decode(run + "=" * (-len(run) % 8))
-        else:
-            raw = base64.b64decode(run + "=" * (-len(run) % 4), validate=True)
-        text = raw.decode("utf-8")
-    except (ValueError, binascii.Error, UnicodeDecodeError):
-        return None
-    printable = sum(ch.isprintable() or ch in "\n\t" for ch in text)
-    if len(text) < 8 or printable < 0.9 * len(text) or not re.search(r"[A-Za-z]{3}", text):
-        return None
-    return text
-
-
 # -- scoring --------------------------------------------------------------------------------------
 
 class _Compiled:
@@ -207,7 +118,7 @@ class _Compiled:
     (one write, one session start) compiles only the features those notes reach.
     """
 
-    __slots__ = ("feature", "anchors", "also_anchors", "_rx", "_also")
+    __slots__ = ("feature", "anchors", "also_anchors", "_rx", "_also", "_can_match")
 
     def __init__(self, feature: features.Feature) -> None:
         self.feature = feature
@@ -217,6 +128,14 @@ class _Compiled:
         self.also_anchors = frozenset(also) if also is not None else None
         self._rx: re.Pattern[str] | None = None
         self._also: re.Pattern[str] | None = None
+        self._can_match: Any = _UNBUILT
+
+    def rules_out(self, ascii_text: bytes) -> bool:
+        """Whether the prefilter (:mod:`memhost.security.prefilter`) shows the pattern cannot
+        match this ASCII text: a few µs where running the pattern costs tens."""
+        if self._can_match is _UNBUILT:
+            self._can_match = prefilter.check_for(self.feature) if USE_PREFILTER else None
+        return self._can_match is not None and self._can_match(ascii_text) is None
 
     @property
     def rx(self) -> re.Pattern[str]:
@@ -239,6 +158,10 @@ def _compiled() -> tuple[_Compiled, ...]:
 
 #: Set to False to run every feature on every text (what the anchors are checked against).
 USE_ANCHORS = True
+#: Set to False before the first text is scored to run every chosen feature's own pattern
+#: (what the prefilter is checked against).
+USE_PREFILTER = True
+_UNBUILT = object()
 
 
 _QUOTED = re.compile(r"\"[^\"\n]{1,300}\"|“[^”\n]{1,300}”|«[^»\n]{1,300}»|„[^“\n]{1,300}“")
@@ -288,10 +211,13 @@ def _score_view(text: str, view: str) -> dict[str, Evidence]:
     """The evidence in one view: per family, its strongest feature."""
     quoted = [m.span() for m in _QUOTED.finditer(text)] if '"' in text or not text.isascii() else []
     found: dict[str, Evidence] = {}
+    ascii_text = text.encode("ascii") if text.isascii() else None
     for compiled in _chosen(text):
         feature = compiled.feature
         held = found.get(feature.group)
         if held is not None and held.weight >= feature.weight:
+            continue
+        if ascii_text is not None and compiled.rules_out(ascii_text):
             continue
         best = 0.0
         for match in compiled.rx.finditer(text):
@@ -316,11 +242,11 @@ def assess(text: str, *, learned_reading: bool = True) -> Assessment:
     adds :mod:`memhost.security.learned`'s evidence (left out for two entries read together: it
     was fitted to single notes, and a pair of ordinary notes is not one)."""
     head = text[:MAX_SCAN_CHARS]
-    views = _views(head)
-    read = _readings(views)
-    plain = _score_view(views[0][1], "text")
-    if len(views) > 1 and views[1][0] == "native":  # as plain as the folded text: no bonus
-        for group, found in _score_view(views.pop(1)[1], "native").items():
+    found_views = views(head)
+    read = _readings(found_views)
+    plain = _score_view(found_views[0][1], "text")
+    if len(found_views) > 1 and found_views[1][0] == "native":  # as plain as the folded text
+        for group, found in _score_view(found_views.pop(1)[1], "native").items():
             if group not in plain or found.weight > plain[group].weight:
                 plain[group] = found
     evidence = list(plain.values())
@@ -334,7 +260,7 @@ def assess(text: str, *, learned_reading: bool = True) -> Assessment:
         # The agent and something outside, in words no feature reads: a person looks.
         evidence.append(Evidence("unread_language", "text", unread.WEIGHT))
         best += unread.WEIGHT
-    for view, body in views[1:]:
+    for view, body in found_views[1:]:
         found = _score_view(body, view)
         # Only what the plain reading did not already show counts as hidden.
         new = [e for g, e in found.items() if g not in plain or e.weight > plain[g].weight]
@@ -351,7 +277,7 @@ def assess(text: str, *, learned_reading: bool = True) -> Assessment:
         best += features.SECRET_WEIGHT
     if not head.isascii():
         extra = 0.0
-        if any(ch in _BIDI for ch in head):
+        if any(ch in BIDI for ch in head):
             evidence.append(Evidence("bidi_control", "raw", features.BIDI_WEIGHT))
             extra += features.BIDI_WEIGHT
         if strip_invisible(head) != head:

@@ -1,0 +1,103 @@
+"""A linear-time check that a feature's pattern can match a text at all, before ``re`` runs it.
+
+The anchors (:mod:`memhost.security.anchors`) choose the few features a text can fire; an
+ordinary note still holds a few of their literals ("always", "as", "reply") and ran those
+features' patterns for nothing. Python's ``re`` is a backtracking engine: it tries a pattern of
+many branches at every position of the text, and case-insensitive branches lose its quick
+first-character test, so a feature cost ~10–75 µs on a one-line note that it does not match.
+That was half the cost of screening a write.
+
+Here each feature also has an RE2 pattern (Google's linear-time engine, the ``google-re2``
+package) that matches wherever the feature's own pattern matches on ASCII text, written
+ahead of time by :mod:`memhost.security.prefilter_table`. RE2 answers "no match anywhere" for a
+note in ~1–2 µs, and ``re`` runs only where it says "maybe", so what the scorer finds is the
+same to the match: the check can only skip a pattern that would have found nothing. A text with
+any other character is read by ``re`` alone (the table is exact for ASCII only: case folding and
+word characters differ between the engines beyond it).
+
+Why RE2 and not a second rewrite for ``re``: a rewrite for speed would have to keep every
+pattern's meaning; a check that only has to say "maybe" can drop what RE2 lacks (lookarounds,
+back-references) and still be right. Why not Hyperscan: its compile of these patterns takes
+seconds, paid at the start of a process. Without ``google-re2`` (a platform with no wheel), or
+where an entry is stale or RE2 refuses a pattern, that feature runs as before.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from memhost.security import features
+
+TABLE_PATH = Path(__file__).with_name("prefilter_re2.json")
+#: The table's layout; a table of another layout is not read.
+FORMAT = 1
+
+#: Where RE2 may stop compiling a large pattern: the largest feature needs a few megabytes.
+_MAX_MEM = 64 << 20
+_UNCHECKED = object()
+
+
+@cache
+def _engine() -> Any:
+    try:
+        import re2
+    except ImportError:  # no wheel for this platform: every feature runs through re alone
+        return None
+    options = re2.Options()
+    options.never_capture = True  # only whether it matches is asked
+    options.log_errors = False
+    options.max_mem = _MAX_MEM
+    return re2, options
+
+
+def signature_digest(feature: features.Feature) -> str:
+    """What a table entry is written for: the feature's pattern, flags and weights."""
+    return hashlib.sha256(feature.signature.encode("utf-8")).hexdigest()[:16]
+
+
+@cache
+def _table() -> dict[str, tuple[str, str]]:
+    try:
+        data = json.loads(TABLE_PATH.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if data.get("format") != FORMAT:
+        return {}
+    return {fid: (digest, pattern) for fid, (digest, pattern) in data["features"].items()}
+
+
+_lock = threading.Lock()
+_checks: dict[str, Any] = {}
+
+
+def check_for(feature: features.Feature) -> Callable[[bytes], Any] | None:
+    """A function of an ASCII text's bytes, false when ``feature`` cannot match it; None when
+    the feature has no usable prefilter (it then runs on every text its anchors choose)."""
+    found = _checks.get(feature.id, _UNCHECKED)
+    if found is _UNCHECKED:
+        found = _build(feature)
+        with _lock:
+            _checks[feature.id] = found
+    return found
+
+
+def _build(feature: features.Feature) -> Callable[[bytes], Any] | None:
+    engine = _engine()
+    entry = _table().get(feature.id)
+    if engine is None or entry is None:
+        return None
+    digest, pattern = entry
+    if digest != signature_digest(feature):
+        return None  # the feature changed since the table was written
+    re2, options = engine
+    try:
+        compiled = re2.compile(pattern.encode("ascii"), options)
+    except re2.error:
+        return None
+    return compiled.search
