@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from memhost.builtin_providers.entries import DELIMITER, joined_length
-from memhost.security import neutralise, scorer
+from memhost.security import detector, neutralise, scorer
 from memhost.security.scorer import Policy
 
 log = logging.getLogger(__name__)
@@ -93,6 +93,12 @@ def pairs(entries: list[str]) -> list[str]:
 def unscored(keys: Iterable[str]) -> list[str]:
     """The entries (or pair keys) this process has no score for."""
     return [k for k in keys if k not in _SCORES]
+
+
+def prepare(entries: list[str]) -> None:
+    """Before ``entries`` are scored: start, on another thread, what scoring them will wait for
+    (the secret detector's engine, :func:`memhost.security.detector.prepare`)."""
+    detector.prepare(unscored(entries))
 
 
 def remember(scores: dict[str, float]) -> None:

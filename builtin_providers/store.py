@@ -181,6 +181,7 @@ class MemoryStore(Maintenance):
             entries = parse(raw)
             # Verdicts a previous process saved: unchanged entries are not scanned again.
             scans = verdicts.recall(self.path(target), raw, entries)
+            snapshot.prepare(entries)
             # Only what fits the budget goes into the prompt (see memhost.builtin_providers.budget).
             fitted = budget.fit(entries, self.limits[target])
             budget.warn(fitted, self.path(target))

@@ -130,3 +130,22 @@ def test_the_detectors_version_is_named_without_loading_its_engine() -> None:
     assert done.returncode == 0, done.stderr
     named, version, upstream = done.stdout.split()
     assert f"betterleaks-{version}/{upstream}:" in named
+
+
+def test_a_session_start_builds_the_engine_beside_its_own_work_only_when_a_note_needs_it() -> None:
+    # detector.prepare starts the engine's rule-set build on another thread for notes that will
+    # reach it; notes that never reach the engine must not load it at all.
+    script = ("import sys, threading\n"
+              "from memhost.security import detector\n"
+              "detector.prepare(['The user prefers tea.', 'Deploys run on Fridays.'])\n"
+              "assert detector._warming is None and 'betterleaks' not in sys.modules\n"
+              "notes = ['Staging uses token sk-proj-" + "A1b2C3d4E5f6G7h8I9j0" * 2 + "']\n"
+              "detector.prepare(notes)\n"
+              "assert detector._warming is not None\n"
+              "detector._warming.join(60)\n"
+              "assert detector._engine is not None\n"
+              "print(sorted(detector.scan(notes[0])))\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "sk-proj-" in done.stdout

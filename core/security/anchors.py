@@ -50,13 +50,14 @@ _FOLD_LOWER = str.maketrans({"ı": "i"})
 
 
 def fold(text: str) -> str:
+    if text.isascii():  # none of the letters translated, and casefold is lower for ASCII
+        return text.lower()
     return text.translate(_FOLD_UPPER).casefold().translate(_FOLD_LOWER)
 
 
 def present(text: str) -> set[str]:
     """The anchor literals ``text`` holds, case-folded as ``re`` folds case."""
-    # ASCII holds none of the letters fold() translates, and casefold is lower for it.
-    lowered = text.lower() if text.isascii() else fold(text)
+    lowered = fold(text)
     found: set[str] = set()
     for _, literals in _anchor_finder().iter(lowered):
         found |= literals

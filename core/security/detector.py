@@ -5,7 +5,8 @@ credsweeper and kingfisher on the corpus in ``benchmarks/data/redaction/`` (docs
 "Secrets", has the figures): it knows the most vendor token formats, changed almost no benign
 line, and its Go engine checks each rule's keywords before running the rule. Text with no
 candidate at all (no keyword, no token-like run) never reaches it, and a process that sees no
-such text never loads it. memhost's rules (:mod:`secret_rules`) add the shapes
+such text never loads it; a session start that will hand it a note builds its rules on another
+thread meanwhile (:func:`prepare`). memhost's rules (:mod:`secret_rules`) add the shapes
 it does not report; they are plain ``re`` patterns gated by literals, because betterleaks reloads
 a custom rules file on every call.
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Iterable
 from typing import Any
 
 from memhost.errors import MemhostError
@@ -111,10 +113,6 @@ def scan(text: str) -> frozenset[str]:
     if found is not None:
         return found
     lowered = text.lower()
-    # The engine is loaded (a Go runtime and two hundred rules: a fraction of a second) and run
-    # only for a text with a candidate: a keyword of memhost's rules (which include the generic
-    # rules' "password", "secret", "token", "key", "auth") or a token-like run of 16 characters
-    # (every vendor format is at least that long).
     keyword = secret_rules.has_literal(lowered)
     if not (keyword or secret_rules.has_long_token(text)):
         _cache.put(text, frozenset())
@@ -128,6 +126,42 @@ def scan(text: str) -> frozenset[str]:
     found = frozenset(values)
     _cache.put(text, found)
     return found
+
+
+def _candidate(text: str) -> bool:
+    """Whether :func:`scan` hands ``text`` to the engine. The engine is loaded (a Go runtime and
+    two hundred rules: a fraction of a second) and run only for a text with a candidate: a
+    keyword of memhost's rules (which include the generic rules' "password", "secret", "token",
+    "key", "auth") or a token-like run of 16 characters (every vendor format is that long)."""
+    return (len(text) >= 8 and (secret_rules.has_literal(text.lower())
+                                or secret_rules.has_long_token(text)))
+
+
+_warming: threading.Thread | None = None
+
+
+def prepare(texts: Iterable[str]) -> None:
+    """Start building the engine's rule set on another thread when one of ``texts`` will need
+    it, so that a caller about to scan them (a session start scoring a file's entries) does
+    its own work meanwhile. The engine's first scan builds every rule (~70–90 ms); it runs in
+    Go, outside Python's lock, so on a second core it costs the caller nothing. A failure there
+    is left for the scan that needs the engine to report."""
+    global _warming
+    if _engine is not None or _warming is not None:
+        return
+    if any(_cache.get(text) is None and _candidate(text) for text in texts):
+        with _engine_lock:
+            if _warming is None:
+                _warming = threading.Thread(target=_warm_up, name="memhost-secret-engine",
+                                            daemon=True)
+                _warming.start()
+
+
+def _warm_up() -> None:
+    try:
+        _load().scan_string("the rule set is built on the first scan")
+    except Exception:  # noqa: BLE001 - reported by the scan that needs the engine
+        pass
 
 
 def clear_cache() -> None:
