@@ -181,11 +181,11 @@ class MemoryStore(Maintenance):
             entries = parse(raw)
             # Verdicts a previous process saved: unchanged entries are not scanned again.
             scans = verdicts.recall(self.path(target), raw, entries)
-            snapshot.prepare(entries)
             # Only what fits the budget goes into the prompt (see memhost.builtin_providers.budget).
             fitted = budget.fit(entries, self.limits[target])
             budget.warn(fitted, self.path(target))
             shown_entries = list(fitted.shown)
+            snapshot.prepare(shown_entries)
             shown = render_block(target, shown_entries, fitted.limit, FILENAMES[target],
                                  self.screen.policy, self.reviewed(target, shown_entries))
             blocks[target] = budget.with_note(shown, fitted, FILENAMES[target], TITLES[target])
