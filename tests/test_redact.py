@@ -125,10 +125,7 @@ def test_the_detectors_version_is_named_without_loading_its_engine() -> None:
               "assert 'betterleaks' not in sys.modules, 'the engine was imported'\n"
               "import betterleaks\n"
               "print(named, betterleaks.__version__, betterleaks.__upstream_version__)\n")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=60)
-    assert done.returncode == 0, done.stderr
-    named, version, upstream = done.stdout.split()
+    named, version, upstream = _fresh_process(script).split()
     assert f"betterleaks-{version}/{upstream}:" in named
 
 
@@ -145,7 +142,12 @@ def test_a_session_start_builds_the_engine_beside_its_own_work_only_when_a_note_
               "detector._warming.join(60)\n"
               "assert detector._engine is not None\n"
               "print(sorted(detector.scan(notes[0])))\n")
+    assert "sk-proj-" in _fresh_process(script)
+
+
+def _fresh_process(script: str) -> str:
+    """What ``script`` prints, run in a new interpreter (what it loads is what it asks for)."""
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr
-    assert "sk-proj-" in done.stdout
+    return done.stdout
