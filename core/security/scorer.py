@@ -32,15 +32,15 @@ import hashlib
 import re
 import sys
 import unicodedata
-from typing import Any
 from dataclasses import dataclass
 from functools import cache, lru_cache
+from typing import Any
 
 from memhost.security import anchors, ciphers, confusables, features, learned, leet, prefilter, unread
 from memhost.security import masking, redact
-from memhost.security.views import BIDI, _readings, views
 from memhost.security.lexicon import source_digest
 from memhost.security.text import strip_invisible
+from memhost.security.views import BIDI, readings_of, views
 
 ACCEPT, STAGE, REFUSE = "accept", "stage", "refuse"
 OUTCOMES = (ACCEPT, STAGE, REFUSE)
@@ -243,7 +243,7 @@ def assess(text: str, *, learned_reading: bool = True) -> Assessment:
     was fitted to single notes, and a pair of ordinary notes is not one)."""
     head = text[:MAX_SCAN_CHARS]
     found_views = views(head)
-    read = _readings(found_views)
+    read = readings_of(found_views)
     plain = _score_view(found_views[0][1], "text")
     if len(found_views) > 1 and found_views[1][0] == "native":  # as plain as the folded text
         for group, found in _score_view(found_views.pop(1)[1], "native").items():

@@ -32,33 +32,36 @@ def clean(text: str) -> str:
 def readings(text: str) -> list[str]:
     """What the learned reading reads: the ``text`` view, and the ``native`` one when the two
     differ (a Russian note folded to Latin look-alikes is no longer Russian words)."""
-    return _readings(views(text))
+    return readings_of(views(text))
 
 
-def _readings(found: list[tuple[str, str]]) -> list[str]:
+def readings_of(found: list[tuple[str, str]]) -> list[str]:
+    """:func:`readings` of the views already built."""
     return [body for view, body in found[:2] if view in ("text", "native")]
 
 
 def views(text: str) -> list[tuple[str, str]]:
-    views = [("text", clean(text))]
+    """Each view of ``text`` as (name, text), the ``text`` view first and ``native`` second when
+    there is one; a reading that changes nothing (no leetspeak, nothing encoded) is left out."""
+    found = [("text", clean(text))]
     if not text.isascii():
         # Folding confusables turns a Russian or Greek word into Latin look-alikes: the words as
         # written are read too, as plain text (see :func:`assess`).
         native = unicodedata.normalize("NFKC", strip_invisible(text))
-        if native != views[0][1]:
-            views.append(("native", native))
+        if native != found[0][1]:
+            found.append(("native", native))
         hidden = "".join(chr(ord(c) - 0xE0000) for c in text if 0xE0020 <= ord(c) <= 0xE007E)
         hidden += ciphers.selector_bytes(text) or ""
         if hidden.strip():
-            views.append(("hidden", hidden))
-    base = views[0][1]
+            found.append(("hidden", hidden))
+    base = found[0][1]
     if leet.worth_reading(base):
         for number, table in enumerate(leet.TABLES):
             leet_text = leet.read(base, table)
             if leet_text != base:
-                views.append((f"leet{number or ''}", leet_text))
+                found.append((f"leet{number or ''}", leet_text))
     if _BIDI_OVERRIDE in text:
-        views.append(("reversed", clean(_REVERSED.sub(lambda m: m.group(1)[::-1], text))))
+        found.append(("reversed", clean(_REVERSED.sub(lambda m: m.group(1)[::-1], text))))
     decoded = []
     for match in _B64.finditer(base):
         decoded.append(_decode(match.group(0), "b64"))
@@ -68,17 +71,17 @@ def views(text: str) -> list[tuple[str, str]]:
     decoded.append(ciphers.percent_decoded(base))
     words = [d for d in decoded if d]
     if words:
-        views.append(("decoded", "\n".join(words)))
+        found.append(("decoded", "\n".join(words)))
     spaced = ciphers.unspace(base)
     if spaced is not None:
-        views.append(("spaced", spaced))
+        found.append(("spaced", spaced))
     shifted = ciphers.unshift(base)
     if shifted is not None:
-        views.append(("shifted", shifted))
+        found.append(("shifted", shifted))
     backwards = ciphers.backwards(base)
     if backwards is not None:
-        views.append(("backwards", backwards))
-    return views
+        found.append(("backwards", backwards))
+    return found
 
 
 _BIDI_OVERRIDE = "\u202e"
