@@ -23,6 +23,7 @@ import json
 import math
 import re
 from functools import cache
+from itertools import repeat
 from pathlib import Path
 
 MODEL_PATH = Path(__file__).with_name("injection_model.json")
@@ -40,7 +41,14 @@ STEM = 5
 def features(*readings: str) -> set[str]:
     """The features of a text, from its readings (:func:`memhost.security.views.readings`:
     invisible characters out, confusables folded, and the words of other scripts as written)."""
-    words = [word for text in readings for word in _WORD.findall(text.lower())]
+    return _features(_words(readings))
+
+
+def _words(readings: tuple[str, ...]) -> list[str]:
+    return [word for text in readings for word in _WORD.findall(text.lower())]
+
+
+def _features(words: list[str]) -> set[str]:
     found = {f"w:{word}" for word in words}
     found.update(f"b:{a} {b}" for a, b in zip(words, words[1:]))
     found.update(f"p:{word[:STEM]}" for word in words if len(word) > STEM)
@@ -55,8 +63,7 @@ MIN_FEATURES = 20
 
 def probability(weights: dict[str, float], bias: float, found: set[str] | frozenset[str]) -> float:
     """The logistic model's answer for a note with features ``found`` (the trainer's too)."""
-    get = weights.get
-    z = bias + sum(get(f, 0.0) for f in found) * scale(found)
+    z = bias + sum(map(weights.get, found, repeat(0.0))) * scale(found)
     return 1.0 / (1.0 + math.exp(-min(max(z, -60.0), 60.0)))
 
 
@@ -84,8 +91,10 @@ class Model:
         self.threshold = threshold
 
     def resembles_attack(self, *readings: str) -> bool:
-        found = features(*readings)
-        return asked(found) and probability(self.weights, self.bias, found) >= self.threshold
+        words = _words(readings)
+        if len(set(words)) < MIN_WORDS:  # asked(), before the features are built: one "w:" each
+            return False
+        return probability(self.weights, self.bias, _features(words)) >= self.threshold
 
 
 _DIGEST = re.compile(rb'"digest": "([0-9a-f]{16,64})"')
