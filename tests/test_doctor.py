@@ -66,6 +66,23 @@ def test_a_fresh_home_is_healthy_and_doctor_creates_nothing(tmp_path: Path) -> N
         "[memory] memory_enabled = true (default)"
     assert memory["lock"] == "free" and memory["entry_count"] == 0
     assert not home.exists()
+    screening = found["screening"]
+    assert screening["status"] == "ok" and screening["learned_table"] is True
+    assert screening["prefiltered"] == screening["features"] > 100
+    assert f"risk scorer {screening['version']}" in result.stdout
+
+
+def test_screening_says_what_a_missing_speed_up_or_table_costs(
+        home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memhost.security import learned, prefilter
+
+    ctx = doctor.build_context(argparse.Namespace(home=str(home)))
+    monkeypatch.setattr(prefilter, "_engine", lambda: None)  # no google-re2 wheel here
+    monkeypatch.setattr(learned, "MODEL_PATH", home / "trimmed" / learned.MODEL_PATH.name)
+    found = doctor.check_screening(ctx)
+    assert found["status"] == "note" and found["prefiltered"] == 0
+    assert any("pip install google-re2" in n for n in found["notes"])
+    assert any("learned reading's table is missing" in n for n in found["notes"])
 
 
 def test_healthy_stores_report_counts_usage_and_paths(home: Path) -> None:

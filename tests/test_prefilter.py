@@ -112,6 +112,8 @@ def test_a_stale_entry_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
     digest, pattern = prefilter._table()[feature.id]
     monkeypatch.setitem(prefilter._table(), feature.id, ("0" * 16, pattern))
     assert prefilter._build(feature) is None
+    installed, current, total = prefilter.coverage()  # what memhost doctor reports
+    assert installed and current == total - 1
     monkeypatch.setitem(prefilter._table(), feature.id, (digest, pattern))
     assert prefilter._build(feature) is not None
 

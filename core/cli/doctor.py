@@ -226,6 +226,33 @@ def check_outbox(ctx: Context) -> dict[str, Any]:
     return doctor_section(ctx)
 
 
+def check_screening(ctx: Context) -> dict[str, Any]:
+    """How entries are screened here: the scorer's version, and whether its speed-ups and its
+    learned reading are all present (each missing one changes cost or reach, never silently)."""
+    from memhost.security import learned, prefilter, scorer
+
+    installed, current, total = prefilter.coverage()
+    has_table = learned.MODEL_PATH.exists()
+    notes: list[str] = []
+    if not installed:
+        notes.append("google-re2 is not installed, so every candidate feature of the risk scorer "
+                     "runs through Python's re: the same verdicts at about twice the cost of a "
+                     "screened write; install it with: pip install google-re2")
+    elif current < total:
+        notes.append(f"{total - current} of the risk scorer's {total} features have no current "
+                     "RE2 prefilter entry and run through re alone (the same verdicts, slower); "
+                     "reinstall memhost")
+    if not has_table:
+        notes.append(f"the learned reading's table is missing ({learned.MODEL_PATH.name}): the "
+                     "risk scorer reads with its rules alone; reinstall memhost")
+    lines = [f"risk scorer {scorer.version()}, {total} features",
+             f"RE2 prefilter: {current if installed else 0} of {total} features",
+             f"learned reading: {'table present' if has_table else 'table missing'}"]
+    return section("screening", "Screening", lines=lines, notes=notes, version=scorer.version(),
+                   features=total, prefiltered=current if installed else 0,
+                   learned_table=has_table)
+
+
 def check_curator(ctx: Context) -> dict[str, Any]:
     from memhost.cli.curator import doctor_section
 
@@ -239,6 +266,7 @@ SECTIONS: list[Section] = [
     functools.partial(check_store, target="user"),
     check_archive,
     check_pending,
+    check_screening,
     check_curator,
     check_providers,
     check_outbox,

@@ -101,3 +101,13 @@ def _build(feature: features.Feature) -> Callable[[bytes], Any] | None:
     except re2.error:
         return None
     return compiled.search
+
+
+def coverage() -> tuple[bool, int, int]:
+    """``(RE2 installed, features whose table entry is current, all features)``, read from the
+    table without compiling anything (``memhost doctor`` reports it)."""
+    installed = _engine() is not None
+    table = _table()
+    current = sum(1 for f in features.FEATURES
+                  if f.id in table and table[f.id][0] == signature_digest(f))
+    return installed, current, len(features.FEATURES)
