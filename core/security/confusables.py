@@ -13,11 +13,12 @@ from __future__ import annotations
 import json
 import re
 from functools import cache
-from importlib import resources
 
 
 @cache
 def _table() -> dict[int, str]:
+    from importlib import resources  # ~9 ms to import, and only non-ASCII text needs the table
+
     data = json.loads(resources.files("confusable_homoglyphs").joinpath("confusables.json")
                       .read_text(encoding="utf-8"))
     table: dict[int, str] = {}
