@@ -158,10 +158,19 @@ def _compiled() -> tuple[_Compiled, ...]:
 
 #: Set to False to run every feature on every text (what the anchors are checked against).
 USE_ANCHORS = True
-#: Set to False before the first text is scored to run every chosen feature's own pattern
-#: (what the prefilter is checked against).
+#: See :func:`use_prefilter`.
 USE_PREFILTER = True
 _UNBUILT = object()
+
+
+def use_prefilter(on: bool) -> None:
+    """Whether a chosen feature is first asked of RE2 (:mod:`memhost.security.prefilter`);
+    off, every chosen feature's own pattern runs (what the prefilter is checked and timed
+    against). The verdicts are the same either way."""
+    global USE_PREFILTER
+    USE_PREFILTER = on
+    for compiled in _compiled():
+        compiled._can_match = _UNBUILT  # asked again on its next text
 
 
 _QUOTED = re.compile(r"\"[^\"\n]{1,300}\"|“[^”\n]{1,300}”|«[^»\n]{1,300}»|„[^“\n]{1,300}“")
