@@ -98,7 +98,7 @@ def unscored(keys: Iterable[str]) -> list[str]:
 def prepare(entries: list[str]) -> None:
     """Before ``entries`` are scored: start, on another thread, what scoring them will wait for
     (the secret detector's engine, :func:`memhost.security.detector.prepare`)."""
-    detector.prepare(unscored(entries))
+    detector.prepare(e for e in unscored(entries) if len(e) <= scorer.MAX_SCAN_CHARS)
 
 
 def remember(scores: dict[str, float]) -> None:
