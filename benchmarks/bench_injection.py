@@ -207,7 +207,7 @@ def cost_row(ctx: Context, texts: list[str]) -> Row:
     from memhost.security import scorer
 
     def per_entry(prefiltered: bool) -> float:
-        scorer.use_prefilter(prefiltered)
+        scorer.USE_PREFILTER = prefiltered
         scorer.assess.cache_clear()
         start = time.perf_counter()
         for text in texts:
@@ -218,7 +218,7 @@ def cost_row(ctx: Context, texts: list[str]) -> Row:
         paired = alternate(ctx.size(3, 9), {"memhost": lambda: per_entry(True),
                                             "baseline": lambda: per_entry(False)})
     finally:
-        scorer.use_prefilter(True)
+        scorer.USE_PREFILTER = True
         scorer.assess.cache_clear()
     m, b = paired.medians()
     return Row("injection", "score one entry", m, b, paired.ratio(), "µs", paired.rounds,

@@ -76,6 +76,7 @@ def test_no_feature_is_ruled_out_where_its_pattern_matches() -> None:
     texts = _ascii_views([t for t, _ in OLD_EXAMPLES.values()] + BENIGN + _corpus_texts()
                          + generated_texts(1_500, seed=11))
     by_id = {f.id: f for f in features.FEATURES}
+    compiled = {c.feature.id: c.rx for c in scorer._compiled()}
     checked = 0
     for text in texts:
         present = anchors.present(text)
@@ -84,22 +85,13 @@ def test_no_feature_is_ruled_out_where_its_pattern_matches() -> None:
             if present.isdisjoint(literals):
                 continue  # the anchors keep the feature from this text already
             feature = by_id[fid]
-            if _compiled(feature).search(text) is None:
+            if compiled[fid].search(text) is None:
                 continue
             check = prefilter.check_for(feature)
             assert check is not None, f"{fid} has no prefilter (table stale or RE2 refused it)"
             assert check(raw) is not None, (fid, text)
             checked += 1
     assert checked > 1_000  # the texts reach the features
-
-
-_COMPILED: dict[str, re.Pattern[str]] = {}
-
-
-def _compiled(feature: features.Feature) -> re.Pattern[str]:
-    if feature.id not in _COMPILED:
-        _COMPILED[feature.id] = feature.compile()
-    return _COMPILED[feature.id]
 
 
 def test_every_feature_has_a_prefilter() -> None:
@@ -118,14 +110,13 @@ def test_a_stale_entry_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
     assert prefilter._build(feature) is not None
 
 
-def test_without_the_prefilter_the_scorer_finds_the_same() -> None:
+def test_without_the_prefilter_the_scorer_finds_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
     texts = BENIGN + [t for t, _ in OLD_EXAMPLES.values()]
     scorer.assess.cache_clear()
     with_prefilter = [scorer.assess(t) for t in texts]
-    scorer.use_prefilter(False)  # as on a platform without google-re2
+    monkeypatch.setattr(scorer, "USE_PREFILTER", False)  # as on a platform without google-re2
     scorer.assess.cache_clear()
     try:
         assert [scorer.assess(t) for t in texts] == with_prefilter
     finally:
-        scorer.use_prefilter(True)
         scorer.assess.cache_clear()

@@ -245,10 +245,11 @@ def check_screening(ctx: Context) -> dict[str, Any]:
     if not has_table:
         notes.append(f"the learned reading's table is missing ({learned.MODEL_PATH.name}): the "
                      "risk scorer reads with its rules alone; reinstall memhost")
-    lines = [f"risk scorer {scorer.version()}, {total} features",
+    version = scorer.version()
+    lines = [f"risk scorer {version}, {total} features",
              f"RE2 prefilter: {current if installed else 0} of {total} features",
              f"learned reading: {'table present' if has_table else 'table missing'}"]
-    return section("screening", "Screening", lines=lines, notes=notes, version=scorer.version(),
+    return section("screening", "Screening", lines=lines, notes=notes, version=version,
                    features=total, prefiltered=current if installed else 0,
                    learned_table=has_table)
 

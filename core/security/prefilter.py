@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
@@ -72,7 +71,8 @@ def _table() -> dict[str, tuple[str, str]]:
     return {fid: (digest, pattern) for fid, (digest, pattern) in data["features"].items()}
 
 
-_lock = threading.Lock()
+#: Each feature's check, built the first time a text reaches it (a race builds one twice, the
+#: same: harmless).
 _checks: dict[str, Any] = {}
 
 
@@ -81,9 +81,7 @@ def check_for(feature: features.Feature) -> Callable[[bytes], Any] | None:
     the feature has no usable prefilter (it then runs on every text its anchors choose)."""
     found = _checks.get(feature.id, _UNCHECKED)
     if found is _UNCHECKED:
-        found = _build(feature)
-        with _lock:
-            _checks[feature.id] = found
+        found = _checks[feature.id] = _build(feature)
     return found
 
 

@@ -34,7 +34,6 @@ import sys
 import unicodedata
 from dataclasses import dataclass
 from functools import cache, lru_cache
-from typing import Any
 
 from memhost.security import anchors, ciphers, confusables, features, learned, leet, prefilter, unread
 from memhost.security import masking, redact
@@ -118,7 +117,7 @@ class _Compiled:
     (one write, one session start) compiles only the features those notes reach.
     """
 
-    __slots__ = ("feature", "anchors", "also_anchors", "_rx", "_also", "_can_match")
+    __slots__ = ("feature", "anchors", "also_anchors", "_rx", "_also")
 
     def __init__(self, feature: features.Feature) -> None:
         self.feature = feature
@@ -128,14 +127,12 @@ class _Compiled:
         self.also_anchors = frozenset(also) if also is not None else None
         self._rx: re.Pattern[str] | None = None
         self._also: re.Pattern[str] | None = None
-        self._can_match: Any = _UNBUILT
 
     def rules_out(self, ascii_text: bytes) -> bool:
         """Whether the prefilter (:mod:`memhost.security.prefilter`) shows the pattern cannot
         match this ASCII text: a few µs where running the pattern costs tens."""
-        if self._can_match is _UNBUILT:
-            self._can_match = prefilter.check_for(self.feature) if USE_PREFILTER else None
-        return self._can_match is not None and self._can_match(ascii_text) is None
+        check = prefilter.check_for(self.feature) if USE_PREFILTER else None
+        return check is not None and check(ascii_text) is None
 
     @property
     def rx(self) -> re.Pattern[str]:
@@ -158,19 +155,9 @@ def _compiled() -> tuple[_Compiled, ...]:
 
 #: Set to False to run every feature on every text (what the anchors are checked against).
 USE_ANCHORS = True
-#: See :func:`use_prefilter`.
+#: Set to False to run every chosen feature's own pattern without asking RE2 first (what the
+#: prefilter is checked and timed against; the verdicts are the same).
 USE_PREFILTER = True
-_UNBUILT = object()
-
-
-def use_prefilter(on: bool) -> None:
-    """Whether a chosen feature is first asked of RE2 (:mod:`memhost.security.prefilter`);
-    off, every chosen feature's own pattern runs (what the prefilter is checked and timed
-    against). The verdicts are the same either way."""
-    global USE_PREFILTER
-    USE_PREFILTER = on
-    for compiled in _compiled():
-        compiled._can_match = _UNBUILT  # asked again on its next text
 
 
 _QUOTED = re.compile(r"\"[^\"\n]{1,300}\"|“[^”\n]{1,300}”|«[^»\n]{1,300}»|„[^“\n]{1,300}“")
