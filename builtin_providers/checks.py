@@ -35,7 +35,7 @@ CURATOR_ORIGIN = "curator"
 
 class WriteChecks:
     """The store's checks; :class:`~memhost.builtin_providers.store.MemoryStore` provides
-    ``screen``, ``limits``, ``clock``, ``path()`` and ``reviewed()``."""
+    ``screen``, ``limits``, ``clock`` and ``path()``."""
 
     screen: Any
     limits: dict[str, int]
@@ -124,6 +124,17 @@ class WriteChecks:
     def shown_entries(self, target: str, entries: list[str]) -> list[str]:
         return display_entries(entries, FILENAMES[target], self.screen.policy,
                                self.reviewed(target, entries))
+
+    def reviewed(self, target: str, entries: list[str]) -> frozenset[str]:
+        """The entries in the staging zone that the store wrote (screened or approved); the
+        sidecar is read only when there is such an entry, which is rare."""
+        policy = self.screen.policy
+        grey = [e for e in entries if policy.stage_at <= snapshot.score(e) < policy.refuse_at]
+        if not grey:
+            return frozenset()
+        meta = entrymeta.load(self.path(target))
+        return frozenset(e for e in grey
+                         if entrymeta.written_by_store(entrymeta.for_entry(meta, e)))
 
     def unreadable(self, target: str, exc: Unreadable) -> Outcome:
         return fail(

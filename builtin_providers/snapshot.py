@@ -95,10 +95,27 @@ def unscored(keys: Iterable[str]) -> list[str]:
     return [k for k in keys if k not in _SCORES]
 
 
-def prepare(entries: list[str]) -> None:
-    """Before ``entries`` are scored: start, on another thread, what scoring them will wait for
-    (the secret detector's engine, :func:`memhost.security.detector.prepare`)."""
-    detector.prepare(e for e in unscored(entries) if len(e) <= scorer.MAX_SCAN_CHARS)
+def prepare(files: list[list[str]], policy: Policy = DEFAULT_POLICY) -> None:
+    """Score the entries of ``files`` (each file's shown entries) and their adjacent pairs, as
+    :func:`withheld` will ask for them, in the order that costs a session start least.
+
+    A text that reaches the secret detector's engine needs its rule set built first (a few
+    hundred milliseconds, in Go, outside Python's lock). :func:`memhost.security.detector.prepare`
+    starts that build on another thread, and everything that needs no engine is scored
+    meanwhile; what does is scored afterwards, when it is shown, by which time the build has run
+    beside the rest on a second core."""
+    todo = [e for entries in files for e in unscored(entries) if len(e) <= scorer.MAX_SCAN_CHARS]
+    joined = {(a, b): scorer.joined(a, b) for entries in files for a, b in zip(entries, entries[1:])
+              if pair_key(a, b) not in _SCORES and max(len(a), len(b)) <= scorer.MAX_SCAN_CHARS}
+    later = detector.prepare([*todo, *joined.values()])
+    if not later:
+        return  # nothing waits for the engine: the order does not matter
+    for text in todo:
+        if text not in later:
+            score(text)
+    for (first, second), text in joined.items():
+        if not {first, second, text} & later and max(score(first), score(second)) < policy.stage_at:
+            pair_score(first, second)
 
 
 def remember(scores: dict[str, float]) -> None:

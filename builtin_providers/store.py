@@ -159,33 +159,18 @@ class MemoryStore(Maintenance):
 
     def snapshot(self) -> Snapshot:
         """Render both enabled stores as they are now (unreadable files render as empty)."""
+        read = []
+        for target in TARGETS:
+            found = self._read_for_snapshot(target) if self.enabled[target] else None
+            if found is not None:
+                read.append((target, *found))
+        # Both files' entries are scored before either is rendered, in the order that lets the
+        # secret detector's engine build beside the scoring (snapshot.prepare).
+        snapshot.prepare([list(fitted.shown) for _, _, _, fitted, _ in read], self.screen.policy)
         blocks: dict[str, str] = {}
         problems: list[str] = []
-        for target in TARGETS:
-            if not self.enabled[target]:
-                continue
-            try:
-                try:
-                    raw: str | None = self.read_raw(target)
-                except Unreadable:
-                    raw = None  # unless a crash cut a committed write short: settled below
-                if self._files[target].unsettled(raw):  # a crash kept a committed write out
-                    with locked(self.path(target), self.lock_timeout):
-                        raw, _ = self._read_for_write(target)
-                if raw is None:
-                    raw = self.read_raw(target)  # raises Unreadable again
-            except (Unreadable, OSError, Timeout) as exc:
-                log.warning("%s could not be read (%s); it is left out of this session's prompt",
-                            self.path(target), exc)
-                continue
-            entries = parse(raw)
-            # Verdicts a previous process saved: unchanged entries are not scanned again.
-            scans = verdicts.recall(self.path(target), raw, entries)
-            # Only what fits the budget goes into the prompt (see memhost.builtin_providers.budget).
-            fitted = budget.fit(entries, self.limits[target])
-            budget.warn(fitted, self.path(target))
+        for target, raw, entries, fitted, scans in read:
             shown_entries = list(fitted.shown)
-            snapshot.prepare(shown_entries)
             shown = render_block(target, shown_entries, fitted.limit, FILENAMES[target],
                                  self.screen.policy, self.reviewed(target, shown_entries))
             blocks[target] = budget.with_note(shown, fitted, FILENAMES[target], TITLES[target])
@@ -195,16 +180,31 @@ class MemoryStore(Maintenance):
                 verdicts.save(self.path(target), raw, entries)
         return Snapshot(**blocks, problems=tuple(problems))
 
-    def reviewed(self, target: str, entries: list[str]) -> frozenset[str]:
-        """The entries in the staging zone that the store wrote (screened or approved); the
-        sidecar is read only when there is such an entry, which is rare."""
-        policy = self.screen.policy
-        grey = [e for e in entries if policy.stage_at <= snapshot.score(e) < policy.refuse_at]
-        if not grey:
-            return frozenset()
-        meta = entrymeta.load(self.path(target))
-        return frozenset(e for e in grey
-                         if entrymeta.written_by_store(entrymeta.for_entry(meta, e)))
+    def _read_for_snapshot(self, target: str) -> tuple[str, list[str], budget.Fit, bool] | None:
+        """``target``'s text, its entries, what of them fits the budget, and whether some entry
+        has no saved verdict (it is scored when shown); None, with a warning, when it cannot be
+        read."""
+        try:
+            try:
+                raw: str | None = self.read_raw(target)
+            except Unreadable:
+                raw = None  # unless a crash cut a committed write short: settled below
+            if self._files[target].unsettled(raw):  # a crash kept a committed write out
+                with locked(self.path(target), self.lock_timeout):
+                    raw, _ = self._read_for_write(target)
+            if raw is None:
+                raw = self.read_raw(target)  # raises Unreadable again
+        except (Unreadable, OSError, Timeout) as exc:
+            log.warning("%s could not be read (%s); it is left out of this session's prompt",
+                        self.path(target), exc)
+            return None
+        entries = parse(raw)
+        # Verdicts a previous process saved: unchanged entries are not scanned again.
+        scans = verdicts.recall(self.path(target), raw, entries)
+        # Only what fits the budget goes into the prompt (see memhost.builtin_providers.budget).
+        fitted = budget.fit(entries, self.limits[target])
+        budget.warn(fitted, self.path(target))
+        return raw, entries, fitted, scans
 
     def drift(self, target: str, raw: str | None = None) -> str | None:
         """Why the file (or ``raw``) would refuse replace/remove/batch, or ``None`` when clean.

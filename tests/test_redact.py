@@ -134,13 +134,13 @@ def test_a_session_start_builds_the_engine_beside_its_own_work_only_when_a_note_
     # reach it; notes that never reach the engine must not load it at all.
     script = ("import sys, threading\n"
               "from memhost.security import detector\n"
-              "detector.prepare(['The user prefers tea.', 'Deploys run on Fridays.'])\n"
+              "assert detector.prepare(['The user prefers tea.', 'Deploys run on Fridays.']) == set()\n"
               "assert detector._warming is None and 'betterleaks' not in sys.modules\n"
-              "notes = ['Staging uses token sk-proj-" + "A1b2C3d4E5f6G7h8I9j0" * 2 + "']\n"
-              "detector.prepare(notes)\n"
+              "notes = ['Staging uses token sk-proj-" + "A1b2C3d4E5f6G7h8I9j0" * 2 + "', 'Tea.']\n"
+              "assert detector.prepare(notes) == {notes[0]}  # what waits for the build\n"
               "assert detector._warming is not None\n"
               "detector._warming.join(60)\n"
-              "assert detector._engine is not None\n"
+              "assert detector._engine is not None and detector.prepare(notes) == set()\n"
               "print(sorted(detector.scan(notes[0])))\n")
     assert "sk-proj-" in _fresh_process(script)
 

@@ -205,3 +205,39 @@ def test_dropped_verdicts_are_looked_up_again(home: Path, scans: list[str],
     scans.clear()
     assert "Fact number 5" in store.snapshot().memory
     assert scans.entries() == []  # looked up in the saved file again, not rescored
+
+
+def test_what_waits_for_the_secret_engine_is_scored_after_everything_else(
+        home: Path, scans: Scored, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A note naming a token reaches the secret detector's engine, whose rule set is built on
+    # another thread when a session start first needs it; the start scores every other entry,
+    # and every pair without it, meanwhile, and the same entries are shown as in any order.
+    from memhost.security import detector
+
+    needs_engine = "Fact number 6: the deploy token lives in the vault."
+    entries = [*FACTS[:3], needs_engine, *FACTS[3:]]
+    asked: list[list[str]] = []
+
+    def prepare(texts: list[str]) -> set[str]:
+        asked.append(list(texts))
+        return {t for t in texts if needs_engine in t}
+
+    monkeypatch.setattr(detector, "prepare", prepare)
+    store = MemoryStore(home)
+    write(store, entries)
+    shown = store.snapshot().memory
+    assert all(e in shown for e in entries)
+    pairs = [f"{a} {b}" for a, b in zip(entries, entries[1:])]
+    assert sorted(asked[0]) == sorted([*entries, *pairs])
+    assert sorted(scans) == sorted([*entries, *pairs])  # each scored once
+    waiting = [n for n, text in enumerate(scans) if needs_engine in text]
+    assert len(waiting) == 3 and min(waiting) == len(scans) - 3, scans  # it and its pairs last
+
+
+def test_a_session_start_with_nothing_for_the_engine_keeps_the_entries_order(
+        home: Path, scans: Scored) -> None:
+    store = MemoryStore(home)
+    write(store, FACTS)
+    store.snapshot()
+    assert scans.entries() == sorted(FACTS)
+    assert [t for t in scans if t in FACTS] == FACTS

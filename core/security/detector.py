@@ -140,21 +140,30 @@ def _candidate(text: str) -> bool:
 _warming: threading.Thread | None = None
 
 
-def prepare(texts: Iterable[str]) -> None:
+def prepare(texts: Iterable[str]) -> set[str]:
     """Start building the engine's rule set on another thread when one of ``texts`` will need
     it, so that a caller about to scan them (a session start scoring a file's entries) does
-    its own work meanwhile. The engine's first scan builds every rule (~70–90 ms); it runs in
-    Go, outside Python's lock, so on a second core it costs the caller nothing. A failure there
-    is left for the scan that needs the engine to report."""
+    its other work meanwhile; the texts that will wait for the build (none once it is done).
+    The engine's first scan builds every rule (~70–90 ms); it runs in Go, outside Python's lock,
+    so on a second core it costs the caller nothing. A failure there is left for the scan that
+    needs the engine to report."""
     global _warming
-    if _engine is not None or _warming is not None:
-        return
-    if any(_cache.get(text) is None and _candidate(text) for text in texts):
+    if _warming is None and _engine is not None:
+        return set()  # a scan has built it
+    if _warming is not None and not _warming.is_alive():
+        return set()
+    waiting = {text for text in texts if _cache.get(text) is None and _candidate(text)}
+    if waiting and _warming is None:
+        # The package is imported here, not on the new thread: importing is Python work, which
+        # a thread beside a busy caller gets Python's lock for only now and then (a 40 ms import
+        # took 300 ms), so the build, which needs no lock, would start late.
+        _load()
         with _engine_lock:
             if _warming is None:
                 _warming = threading.Thread(target=_warm_up, name="memhost-secret-engine",
                                             daemon=True)
                 _warming.start()
+    return waiting
 
 
 def _warm_up() -> None:

@@ -296,9 +296,14 @@ def assess_together(first: str, second: str, alone: float) -> Assessment | None:
     when its score is higher, i.e. some feature matched across the boundary (an instruction
     split over two entries).
     """
-    # A space, not a line break: the two read as one sentence, as the attacker meant them to.
-    pair = assess(first + " " + second, learned_reading=False)
+    pair = assess(joined(first, second), learned_reading=False)
     return pair if pair.score > alone else None
+
+
+def joined(first: str, second: str) -> str:
+    """Two adjacent entries as :func:`assess_together` reads them: with a space, not a line
+    break, between them, so they read as one sentence, as an attacker splitting one meant."""
+    return first + " " + second
 
 
 @cache
