@@ -105,6 +105,8 @@ def prepare(files: list[list[str]], policy: Policy = DEFAULT_POLICY) -> None:
     meanwhile; what does is scored afterwards, when it is shown, by which time the build has run
     beside the rest on a second core."""
     todo = [e for entries in files for e in unscored(entries) if len(e) <= scorer.MAX_SCAN_CHARS]
+    if not todo:
+        return  # the usual start: every entry scored (a write's new neighbours are a pair or two)
     joined = {(a, b): scorer.joined(a, b) for entries in files for a, b in zip(entries, entries[1:])
               if pair_key(a, b) not in _SCORES and max(len(a), len(b)) <= scorer.MAX_SCAN_CHARS}
     later = detector.prepare([*todo, *joined.values()])
