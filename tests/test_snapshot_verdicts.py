@@ -241,3 +241,39 @@ def test_a_session_start_with_nothing_for_the_engine_keeps_the_entries_order(
     store.snapshot()
     assert scans.entries() == sorted(FACTS)
     assert [t for t in scans if t in FACTS] == FACTS
+
+
+def test_memory_show_reads_the_verdicts_a_session_start_saved(home: Path, scans: Scored) -> None:
+    # `memhost memory show`, `memhost doctor` and the settings page list every entry with its
+    # risk and whether it is withheld: from the saved scores, not by scoring the file again.
+    from memhost.cli.memory_show import describe_store
+    from memhost.config import validate
+    from memhost.home import config_path
+
+    settings = validate({}, config_path(home)).memory
+    store = MemoryStore(home)
+    write(store, [*FACTS, POISON])
+    store.snapshot()
+    scans.clear()
+    fresh_process()
+    info = describe_store(store, settings, "memory")
+    assert scans == [POISON]  # read again only to say why it is withheld: scores are saved, not reasons
+    listed = {e["text"]: e for e in info["entries"]}
+    assert listed[POISON]["blocked"] and listed[POISON]["risk"] >= 6
+    assert not any(listed[f]["blocked"] for f in FACTS)
+
+
+def test_memory_show_saves_what_it_scored_for_the_next_process(home: Path, scans: Scored) -> None:
+    from memhost.cli.memory_show import describe_store
+    from memhost.config import validate
+    from memhost.home import config_path
+
+    settings = validate({}, config_path(home)).memory
+    store = MemoryStore(home)
+    write(store, FACTS)
+    describe_store(store, settings, "memory")
+    assert scans.entries() == sorted(FACTS)
+    scans.clear()
+    fresh_process()
+    assert "Fact number 5" in store.snapshot().memory
+    assert scans == []

@@ -23,10 +23,9 @@ def describe_store(store: Any, settings: Any, target: str, *, stale_after_days: 
     """Everything ``memory show`` reports about one store, JSON-ready. Each entry carries the
     curator's view of it (``pinned``, ``stale``, ``stale_reason``, ``review_after``,
     ``confirmed``), judged with a window of ``stale_after_days``."""
-    from memhost.builtin_providers import entrymeta
+    from memhost.builtin_providers import entrymeta, snapshot, verdicts
     from memhost.builtin_providers.entries import joined_length, parse
     from memhost.builtin_providers.store import FILENAMES, Unreadable
-    from memhost.builtin_providers import snapshot
     from memhost.review.curator import DAY, assess
     from memhost.security.text import reveal_invisible
 
@@ -50,6 +49,10 @@ def describe_store(store: Any, settings: Any, target: str, *, stale_after_days: 
     info.update(used=used, usage=store.usage(target, entries), entry_count=len(entries),
                 drift=store.drift(target, raw))
     now = store.clock() if now is None else now
+    # The risk scores a session start saved beside the file: an unchanged entry is not scored
+    # again (scoring a file's entries and pairs from nothing costs a good part of a second).
+    unsaved = verdicts.recall(path, raw, entries)
+    snapshot.prepare([entries], store.screen.policy)
     held = snapshot.withheld(entries, store.screen.policy, store.reviewed(target, entries))
     for index, text in enumerate(entries, 1):
         record = entrymeta.for_entry(meta, text)
@@ -63,6 +66,8 @@ def describe_store(store: Any, settings: Any, target: str, *, stale_after_days: 
             "confirmed": state.confirmed, "review_after": state.review_after,
             "pinned": state.pinned, "stale": state.stale, "stale_reason": state.reason,
         })
+    if unsaved:
+        verdicts.save(path, raw, entries)
     return info
 
 
