@@ -145,6 +145,26 @@ def test_a_session_start_builds_the_engine_beside_its_own_work_only_when_a_note_
     assert "sk-proj-" in _fresh_process(script)
 
 
+def test_without_the_engine_installed_a_session_start_goes_on_and_the_scan_reports_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from memhost.errors import MemhostError
+    from memhost.security import detector
+
+    def missing() -> None:
+        raise MemhostError("memhost's secret detector needs betterleaks")
+
+    monkeypatch.setattr(detector, "_engine", None)
+    monkeypatch.setattr(detector, "_warming", None)
+    monkeypatch.setattr(detector, "_load", missing)
+    note = "Staging uses the deploy token kept in the vault."
+    detector.clear_cache()
+    assert detector.prepare([note]) == {note}  # no build started, nothing raised here
+    assert detector._warming is None
+    with pytest.raises(MemhostError, match="needs betterleaks"):
+        detector.scan(note)
+    detector.clear_cache()
+
+
 def _fresh_process(script: str) -> str:
     """What ``script`` prints, run in a new interpreter (what it loads is what it asks for)."""
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,

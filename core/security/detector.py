@@ -157,7 +157,10 @@ def prepare(texts: Iterable[str]) -> set[str]:
         # The package is imported here, not on the new thread: importing is Python work, which
         # a thread beside a busy caller gets Python's lock for only now and then (a 40 ms import
         # took 300 ms), so the build, which needs no lock, would start late.
-        _load()
+        try:
+            _load()
+        except MemhostError:
+            return waiting  # not installed: the scan that needs it says so
         with _engine_lock:
             if _warming is None:
                 _warming = threading.Thread(target=_warm_up, name="memhost-secret-engine",
