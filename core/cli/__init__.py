@@ -64,9 +64,14 @@ def _run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="memhost: %(levelname)s: %(message)s")
     from memhost.home import memhost_home
+    from memhost.security import detector
     from memhost.security.masking import remember_home
 
-    remember_home(memhost_home(getattr(args, "home", None)))
+    home = memhost_home(getattr(args, "home", None))
+    remember_home(home)
+    # A command prints mostly what it printed last time (paths, settings): what the secret
+    # detector's engine found nothing in then needs no engine now (memhost.security.cleantexts).
+    detector.keep_clean_texts_in(home / "cache")
     if getattr(args, "user", None) and args.command in SHARED_COMMANDS:
         print(f"memhost: error: `memhost {args.command}` works on what every user of the home "
               "shares (config.toml, .env, providers); run it without --user", file=sys.stderr)

@@ -19,10 +19,11 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from memhost.errors import MemhostError
-from memhost.security import secret_rules
+from memhost.security import cleantexts, secret_rules
 
 _CACHE_SIZE = 1024
 _CACHED_CHARS = 64 * 1024
@@ -105,6 +106,21 @@ def _engine_version() -> str:
     return f"{getattr(engine, '__version__', '?')}/{getattr(engine, '__upstream_version__', '?')}"
 
 
+#: Where texts the engine found nothing in are kept for later processes (None: nowhere).
+_clean: cleantexts.CleanTexts | None = None
+
+
+def keep_clean_texts_in(folder: Path | None) -> None:
+    """Keep the texts the engine finds nothing in under ``folder`` for later processes, and take
+    those kept there as clean without building the engine (:mod:`memhost.security.cleantexts`);
+    ``None`` stops. The command line does it for its home's ``cache/`` folder."""
+    global _clean
+    previous, _clean = _clean, (None if folder is None else
+                                cleantexts.CleanTexts(folder / cleantexts.FILENAME, version))
+    if previous is not None:
+        previous.close()
+
+
 def scan(text: str) -> frozenset[str]:
     """The secret values in ``text``, exactly as they appear in it."""
     if len(text) < 8:
@@ -118,11 +134,17 @@ def scan(text: str) -> frozenset[str]:
         _cache.put(text, frozenset())
         return frozenset()
     values = secret_rules.find(text, lowered) if keyword else set()
-    for finding in _load().scan_string(text):
-        value = (finding.secret or "").strip()
-        # A finding inside decoded base64 is not in the text; masking works on the text.
-        if len(value) >= 3 and value in text and not secret_rules.placeholder(value):
-            values.add(value)
+    clean = _clean
+    if clean is None or not clean.known(text):
+        from_engine = set()
+        for finding in _load().scan_string(text):
+            value = (finding.secret or "").strip()
+            # A finding inside decoded base64 is not in the text; masking works on the text.
+            if len(value) >= 3 and value in text and not secret_rules.placeholder(value):
+                from_engine.add(value)
+        if not from_engine and clean is not None:
+            clean.add(text)
+        values |= from_engine
     found = frozenset(values)
     _cache.put(text, found)
     return found
@@ -132,9 +154,12 @@ def _candidate(text: str) -> bool:
     """Whether :func:`scan` hands ``text`` to the engine. The engine is loaded (a Go runtime and
     two hundred rules: a fraction of a second) and run only for a text with a candidate: a
     keyword of memhost's rules (which include the generic rules' "password", "secret", "token",
-    "key", "auth") or a token-like run of 16 characters (every vendor format is that long)."""
+    "key", "auth") or a token-like run of 16 characters (every vendor format is that long),
+    unless an earlier process found it clean (:func:`keep_clean_texts_in`)."""
+    clean = _clean
     return (len(text) >= 8 and (secret_rules.has_literal(text.lower())
-                                or secret_rules.has_long_token(text)))
+                                or secret_rules.has_long_token(text))
+            and (clean is None or not clean.known(text)))
 
 
 _warming: threading.Thread | None = None
