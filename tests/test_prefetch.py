@@ -30,24 +30,28 @@ def timed_turn(manager: MemoryManager, text: str):  # type: ignore[no-untyped-de
     return turn, time.monotonic() - started
 
 
-def test_hung_prefetch_is_bounded_then_skipped(manager: MemoryManager) -> None:
+def test_hung_prefetch_is_bounded_then_skipped(home: Path) -> None:
+    # A bound of a second, so that a turn that skips the stuck provider (well under half of it,
+    # even on a busy machine) cannot be mistaken for one that waited.
+    manager = MemoryManager.from_home(home, prefetch_timeout=1.0)
     provider = HangingPrefetch()
     manager.register_provider(provider, name="slow")
     manager.start_session("s")
     try:
         first, elapsed = timed_turn(manager, "what is my favourite editor?")
-        assert elapsed < 0.2 + 1.0
+        assert 0.9 < elapsed < 1.0 + 1.0
         assert first.recall == "timed-out" and first.context == ""
         for n in range(5):
             later, elapsed = timed_turn(manager, f"another real question {n}")
-            assert elapsed < 0.1, f"turn {n + 2} waited {elapsed:.3f}s on a stuck provider"
+            assert elapsed < 0.5, f"turn {n + 2} waited {elapsed:.3f}s on a stuck provider"
             assert later.recall == "skipped-stuck" and later.context == ""
         assert provider.prefetch_calls == 1  # never a second call while the first is stuck
         prefetch = manager.status()["providers"][1]["prefetch"]
-        assert prefetch == {"timeout_s": 0.2, "stuck": True, "timeouts": 1,
+        assert prefetch == {"timeout_s": 1.0, "stuck": True, "timeouts": 1,
                             "skipped_while_stuck": 5, "late_results_dropped": 0}
     finally:
         provider.release.set()
+        manager.shutdown(timeout=1)
 
 
 def test_late_result_is_never_injected(manager: MemoryManager) -> None:
@@ -141,19 +145,26 @@ def test_empty_recall_adds_nothing(manager: MemoryManager, recall: str | None,
     assert (turn.recall, turn.context) == (expected, "")
 
 
-def test_failing_prefetch_is_a_counted_fault(manager: MemoryManager) -> None:
+def test_failing_prefetch_is_a_counted_fault(home: Path) -> None:
     class Failing(Recorder):
         @hookimpl
         def prefetch(self, query: str) -> str:
             raise ConnectionError("vector store unreachable")
 
-    manager.register_provider(Failing(), name="failing")
-    manager.start_session("s")
-    turns = [manager.begin_turn(f"question {n} about the api") for n in range(3)]
-    assert [t.recall for t in turns] == ["failed"] * 3
-    calls = manager.status()["providers"][1]["calls"]["prefetch"]
-    assert calls["calls"] == 3 and calls["errors"] == 3
-    assert "vector store unreachable" in calls["last_error"]
+    # A bound far above what a failing call takes, even on a busy machine (the first failure
+    # logs its traceback, which the secret masking of log lines may scan): this is about
+    # counting faults, not about the bound.
+    manager = MemoryManager.from_home(home, prefetch_timeout=10)
+    try:
+        manager.register_provider(Failing(), name="failing")
+        manager.start_session("s")
+        turns = [manager.begin_turn(f"question {n} about the api") for n in range(3)]
+        assert [t.recall for t in turns] == ["failed"] * 3
+        calls = manager.status()["providers"][1]["calls"]["prefetch"]
+        assert calls["calls"] == 3 and calls["errors"] == 3
+        assert "vector store unreachable" in calls["last_error"]
+    finally:
+        manager.shutdown(timeout=1)
 
 
 def test_prefetch_timeout_comes_from_config(home: Path) -> None:
