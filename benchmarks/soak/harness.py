@@ -33,6 +33,8 @@ from benchmarks.soak.audit import Audit, run_audit
 from benchmarks.soak.worker import PROVIDER, committed
 
 ROOT = Path(__file__).resolve().parents[2]
+#: Seconds before an action that found nothing to act on yet is tried again.
+RETRY = 0.25
 
 
 @dataclass
@@ -153,14 +155,18 @@ class Soak:
         self.stats.provider_faults += 1
         self.log(kind="provider_fault", worker=index, mode=mode)
 
-    def drift(self, now: float) -> None:
+    def drift(self, now: float) -> bool:
+        """Append a blob to a memory file the workers have written; False when there is none yet
+        (on a slow machine the first writes can come after the first drift is due)."""
         from memhost.builtin_providers.store import FILENAMES
         from memhost.home import memories_dir
 
-        home = self.rng.choice(self.homes)
-        path = memories_dir(home) / FILENAMES[self.rng.choice(("memory", "user"))]
-        if not path.exists() or any(d[0] == path for d in self.drifted):
-            return
+        files = [memories_dir(home) / FILENAMES[target] for home in self.homes
+                 for target in ("memory", "user")]
+        files = [p for p in files if p.exists() and not any(d[0] == p for d in self.drifted)]
+        if not files:
+            return False
+        path = self.rng.choice(files)
         self._serial += 1
         blob = f"\n[pasted log {self._serial}] " + "tail -f build.log: step ok; " * 120
         with open(path, "a", encoding="utf-8") as handle:  # what `cat >> MEMORY.md` does
@@ -168,6 +174,7 @@ class Soak:
         self.drifted.append((path, blob, now + self.rng.uniform(1.5, 4.0)))
         self.stats.drifts += 1
         self.log(kind="drift", path=str(path))
+        return True
 
     def repair(self, path: Path, blob: str) -> None:
         from memhost.files import atomic_write_text, locked
@@ -248,8 +255,10 @@ class Soak:
             self.check_workers()
             for name, at in next_at.items():
                 if now >= at:
-                    actions[name](now)
-                    next_at[name] = now + self.rng.uniform(*gaps[name])
+                    # An action that found nothing to act on yet is tried again shortly, so a
+                    # short run still injects every kind of fault.
+                    injected = actions[name](now)
+                    next_at[name] = now + (RETRY if injected is False else self.rng.uniform(*gaps[name]))
             for index, clear_at in list(self.faulted.items()):
                 if now >= clear_at:
                     self.set_fault(index, "")
