@@ -25,6 +25,7 @@ written is ignored: the engine then scans, as it would without this module.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
@@ -67,16 +68,11 @@ class CleanTexts:
                 data = b""
             if len(data) > MAX_BYTES:
                 data = b""
-                self._start_again()
+                with contextlib.suppress(OSError):
+                    os.unlink(self.path)  # started again
             whole = len(data) - len(data) % DIGEST_BYTES  # a torn last digest is left out
             self._known = {data[i:i + DIGEST_BYTES] for i in range(0, whole, DIGEST_BYTES)}
         return self._known
-
-    def _start_again(self) -> None:
-        try:
-            os.unlink(self.path)
-        except OSError:
-            pass
 
     def known(self, text: str) -> bool:
         """Whether the engine found nothing in ``text`` before (in any process)."""

@@ -173,10 +173,9 @@ def prepare(texts: Iterable[str]) -> set[str]:
     so on a second core it costs the caller nothing. A failure there is left for the scan that
     needs the engine to report."""
     global _warming
-    if _warming is None and _engine is not None:
-        return set()  # a scan has built it
-    if _warming is not None and not _warming.is_alive():
-        return set()
+    warming = _warming
+    if _engine is not None and (warming is None or not warming.is_alive()):
+        return set()  # built: by a scan, or by the thread an earlier call started
     waiting = {text for text in texts if _cache.get(text) is None and _candidate(text)}
     if waiting and _warming is None:
         # The package is imported here, not on the new thread: importing is Python work, which
