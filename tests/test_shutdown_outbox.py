@@ -389,3 +389,36 @@ def test_a_journal_that_still_owes_a_write_is_never_emptied(
     assert synced(wedged) == [f"question number {n}" for n in range(30)]
     assert journal.stat().st_size == 0  # all delivered: emptied
     assert manager.shutdown(timeout=5).status == "drained"
+
+
+def _nested(depth: int) -> Any:
+    value: Any = "bottom"
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("value, read_back", [
+    ("plain text, § and ünïcode", "plain text, § and ünïcode"),
+    (2**70, 2**70),                                   # past 64 bits: the fallback encoder
+    ("a lone \ud800 surrogate", "a lone \ud800 surrogate"),
+    (_nested(300), _nested(300)),                     # deeper than orjson goes
+    ({1: "one", None: "none"}, {"1": "one", "null": "none"}),
+    ({"tag"}, "{'tag'}"),                             # no JSON type: its text
+    (float("nan"), None),                             # JSON has no NaN
+])
+def test_a_journal_line_reads_back_as_it_will_be_delivered_and_replayed(
+        home: Path, value: Any, read_back: Any) -> None:
+    """A live delivery and a replay both read the line the host's thread wrote; whatever a host
+    puts in a turn's messages is written, never raised into its turn."""
+    from memhost.outbox import Outbox
+
+    journal = Outbox(home, "p").open_journal()
+    try:
+        record = journal.append([("sync_turn", {"messages": [{"content": value}]})])
+        assert record is not None
+        expected = (("sync_turn", {"messages": [{"content": read_back}]}),)
+        assert record.calls == expected
+        assert [r.calls for r in journal.pending()] == [expected]
+    finally:
+        journal.close()
