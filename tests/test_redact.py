@@ -171,3 +171,28 @@ def _fresh_process(script: str) -> str:
                           timeout=120)
     assert done.returncode == 0, done.stderr
     return done.stdout
+
+
+@pytest.mark.parametrize(("text", "secret"), [
+    ("mysql -uroot -pS3cretpw app", "S3cretpw"),
+    ("mysqldump -h db.internal -pQw3rty99 --all-databases", "Qw3rty99"),
+    ("mariadb -u app -pHunter22x shop", "Hunter22x"),
+    ("redis-cli -h cache.internal -a Wq8zLr2Tx ping", "Wq8zLr2Tx"),
+])
+def test_a_password_on_a_database_command_line_is_masked(text: str, secret: str) -> None:
+    assert secret not in redact(text) and MASK in redact(text)
+
+
+@pytest.mark.parametrize("text", [
+    "The data pipeline is tested with PostgreSQL 16 on port 5433.",
+    "Unit tests run on SQLite in memory; psql is on the path for the rest.",
+    "Sessions are cached in Redis, and the queue is on Redis streams.",
+])
+def test_naming_a_database_does_not_send_a_text_to_the_engine(text: str) -> None:
+    """A rule's literals are what its pattern cannot match without: the MySQL command-line
+    rule's are "mysql" and "mariadb", not "sql", which every mention of PostgreSQL or SQLite
+    holds and which sent each such text (most of a developer's turns) through the engine; the
+    redis-cli rule's is "redis-cli", not "redis"."""
+    from memhost.security import detector
+
+    assert not detector._candidate(text)

@@ -169,12 +169,12 @@ RULES: tuple[Rule, ...] = (
           ("@",), re.I, _dsn),
     # Command lines: ``mysql -pX``, ``--password X``, ``sshpass -p X``, ``curl -u a:b``.
     _rule("mysql_p", r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?\s-p"
-          r"(?P<secret>[^\s'\"-][^\s'\"]{2,})", ("sql", "maria")),
+          r"(?P<secret>[^\s'\"-][^\s'\"]{2,})", ("mysql", "mariadb")),
     _rule("password_flag", r"\s--(?:password|passwd|pass|token|api-key|secret)(?:=|\s+)" + _VALUE,
           ("--pass", "--token", "--api-key", "--secret"), re.I, _unquoted),
     _rule("p_flag", r"\b(?:sshpass|(?:docker|podman|buildah|skopeo|oras) login|helm registry login|"
           r"twine upload|helm repo add)\b[^\n]*?\s-p\s+" + _VALUE, (" -p",), 0, _unquoted),
-    _rule("redis_cli", r"\bredis-cli\b[^\n]*?\s-a\s+" + _VALUE, ("redis",), 0, _unquoted),
+    _rule("redis_cli", r"\bredis-cli\b[^\n]*?\s-a\s+" + _VALUE, ("redis-cli",), 0, _unquoted),
     _rule("user_flag", r"\s(?:-u|--user)\s*['\"]?[^\s:'\"$]*:(?P<secret>[^\s'\"]{3,})", ("-u",)),
     # ``export PGPASSWORD=X``, ``PGPASSWORD=X psql``, ``set DB_PASSWORD=X``.
     _rule("env_assignment", r"(?:^|[\s;&|(])(?:export\s+|set\s+)?[A-Za-z0-9_]*(?:PASSWORD|PASSWD|"
