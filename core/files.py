@@ -119,8 +119,10 @@ def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True,
     if follow_symlink and path.is_symlink():
         path = Path(os.path.realpath(path))
     folder = ensure_private_dir(path.parent)
+    sweep_orphaned_temp_files(folder)
     # mkstemp opens with O_EXCL (never an existing name, never through a link) and mode 0600.
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    # The name carries the writer's pid, so a later writer can tell a killed one's leftover.
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(fd, "wb") as handle:
             os.fchmod(handle.fileno(), PRIVATE_FILE)
@@ -135,6 +137,45 @@ def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True,
         raise
     if durable:
         fsync_dir(folder)
+
+
+def sweep_orphaned_temp_files(folder: Path) -> int:
+    """Remove the temp files in ``folder`` that killed writers left; how many went.
+
+    An atomic write's temp file is ``.<name>.<pid>.<random>.tmp``: it is an orphan once no
+    process with that pid is running, since a live writer renames or removes its own. Every
+    atomic write sweeps its folder first, so a folder's leftovers last until its next write. A
+    temp file whose writer is alive, or whose name carries no pid, is left alone (``memhost
+    doctor`` reports old ones).
+    """
+    try:
+        names = os.listdir(folder)  # cheaper than Path.glob, which compiles a pattern
+    except OSError:
+        return 0
+    removed = 0
+    for entry in names:
+        if entry.endswith(".tmp") and entry.startswith(".") and temp_writer_gone(entry):
+            with contextlib.suppress(OSError):
+                os.unlink(folder / entry)
+                removed += 1
+    return removed
+
+
+def temp_writer_gone(temp_name: str) -> bool:
+    """True when the atomic write that made ``temp_name`` was killed: its pid runs no process."""
+    parts = temp_name.rsplit(".", 3)  # [".<name>", "<pid>", "<random>", "tmp"]
+    if len(parts) != 4 or not parts[1].isdigit():
+        return False
+    pid = int(parts[1])
+    if pid == os.getpid() or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # PermissionError: alive, someone else's
+        return False
+    return False
 
 
 def atomic_write_text(path: Path, text: str, *, follow_symlink: bool = False) -> None:

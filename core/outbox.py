@@ -30,6 +30,7 @@ from memhost.files import (
     atomic_write_bytes,
     ensure_private_dir,
     open_append_private,
+    sweep_orphaned_temp_files,
 )
 from memhost.locking import ProcessLock, Timeout, process_lock
 
@@ -161,6 +162,9 @@ class Outbox:
         """Journals left by managers that are gone, oldest first, now held by the caller."""
         if not self.folder.is_dir():
             return []
+        # A host killed while it rewrote a file here (a retry journal, its health record)
+        # left a temp file; the next host to start with this provider clears it.
+        sweep_orphaned_temp_files(self.folder)
         found: list[Journal] = []
         for path in sorted(self.folder.glob("*.jsonl"), key=_age):
             try:

@@ -191,6 +191,11 @@ def test_leftover_temp_files(home: Path) -> None:
     assert data["ok"] is True
     assert sections(data)["store.memory"]["temp_files"] == [str(fresh)]
 
+    fresh.unlink()  # young, but its writer (pid 999999999) is gone: nothing will finish it
+    orphan = write(home, ".MEMORY.md.999999999.ghi789.tmp", "a killed write")
+    data = report(home)
+    assert data["ok"] is False and sections(data)["store.memory"]["temp_files"] == [str(orphan)]
+
 
 def test_backups_loose_modes_and_torn_archive_lines_are_notes(home: Path) -> None:
     path = write(home, "MEMORY.md", "entry")

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -11,7 +14,8 @@ import pytest
 from filelock import FileLock, Timeout
 
 from memhost.builtin_providers.store import MemoryStore
-from memhost.files import atomic_write_text, locked
+from memhost.files import atomic_write_text, locked, sweep_orphaned_temp_files
+from memhost.outbox import Outbox
 
 
 def test_atomic_write_replaces_whole_file_private(tmp_path: Path) -> None:
@@ -21,6 +25,51 @@ def test_atomic_write_replaces_whole_file_private(tmp_path: Path) -> None:
     assert target.read_text() == "two"
     assert os.stat(target).st_mode & 0o777 == 0o600
     assert [p.name for p in target.parent.iterdir()] == ["file.txt"]  # no temp file left
+
+
+# A writer killed between writing its temp file and renaming it over the target.
+KILLED_MID_WRITE = """
+import os, signal, sys
+from pathlib import Path
+from memhost import files
+files.os.replace = lambda src, dst: os.kill(os.getpid(), signal.SIGKILL)
+files.atomic_write_text(Path(sys.argv[1]), "the write that never landed")
+"""
+
+
+def _killed_mid_write(target: Path) -> Path:
+    writer = subprocess.Popen([sys.executable, "-c", KILLED_MID_WRITE, str(target)])
+    assert writer.wait(timeout=60) == -signal.SIGKILL
+    [temp] = [p for p in target.parent.iterdir() if p.name.endswith(".tmp")]
+    assert temp.name.startswith(f".{target.name}.{writer.pid}.")  # the name says whose it is
+    return temp
+
+
+def test_the_next_write_removes_what_a_killed_writer_left(tmp_path: Path) -> None:
+    target = tmp_path / "state" / "health.json"
+    atomic_write_text(target, "before")
+    orphan = _killed_mid_write(target)
+    alive = target.parent / f".{target.name}.{os.getpid()}.inflight.tmp"  # this process: alive
+    alive.write_text("a write in progress")
+    unnamed = target.parent / f".{target.name}.nopid.tmp"  # no pid: nobody can tell, so kept
+    unnamed.write_text("?")
+    other = target.parent / ".other.json.999999999.x.tmp"  # another file's, its writer gone
+    other.write_text("?")
+
+    assert target.read_text() == "before"
+    atomic_write_text(target, "after")
+    assert target.read_text() == "after"
+    assert not orphan.exists() and not other.exists()
+    assert alive.exists() and unnamed.exists()
+    assert sweep_orphaned_temp_files(target.parent) == 0
+
+
+def test_a_host_starting_clears_what_a_killed_host_left_in_its_outbox(tmp_path: Path) -> None:
+    outbox = Outbox(tmp_path / "home", "ext")
+    record = outbox.folder / "health.json"
+    orphan = _killed_mid_write(record)
+    assert outbox.claim_orphans() == []
+    assert not orphan.exists() and not record.exists()
 
 
 def test_symlinked_memory_file_stays_a_link(tmp_path: Path) -> None:

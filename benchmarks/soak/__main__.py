@@ -37,6 +37,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from benchmarks.soak.harness import Soak
 
+    if args.dir is not None:
+        args.dir.mkdir(parents=True, exist_ok=True)  # a new folder named on the command line
     run = Path(tempfile.mkdtemp(prefix="memhost-soak-", dir=args.dir))
     print(f"soak: {args.workers} workers on {args.homes} home(s) for {seconds:g}s, seed {seed}, "
           f"in {run}", flush=True)

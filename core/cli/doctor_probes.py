@@ -34,7 +34,10 @@ def lock_state(path: Path) -> str:
 
 
 def leftover_temp_files(path: Path, now: float) -> tuple[list[str], list[str]]:
-    """Temp files of atomic writes to ``path``: (stale ones, recent ones)."""
+    """Temp files of atomic writes to ``path``: (stale ones, recent ones). A temp file is stale
+    when it is old or its writer's process is gone; a young one may be a write in progress."""
+    from memhost.files import temp_writer_gone
+
     stale: list[str] = []
     recent: list[str] = []
     try:
@@ -46,7 +49,8 @@ def leftover_temp_files(path: Path, now: float) -> tuple[list[str], list[str]]:
             mtime = candidate.stat().st_mtime
         except OSError:
             continue
-        (recent if now - mtime < TEMP_GRACE_SECONDS else stale).append(str(candidate))
+        young = now - mtime < TEMP_GRACE_SECONDS and not temp_writer_gone(candidate.name)
+        (recent if young else stale).append(str(candidate))
     return stale, recent
 
 
