@@ -38,7 +38,7 @@ from typing import Any
 from memhost.builtin_providers import crashpoints, entrymeta, journal
 from memhost.builtin_providers.archive import Archive
 from memhost.builtin_providers.entries import DELIMITER, remember_committed
-from memhost.files import PRIVATE_FILE, atomic_write_bytes, fsync_dir
+from memhost.files import PRIVATE_FILE, atomic_write_bytes, fsync_dir, temp_writer_gone
 
 log = logging.getLogger(__name__)
 
@@ -133,7 +133,8 @@ class StoreFile:
         so none of them can belong to a live writer; without this they pile up after each
         crash. (The one exception is the scan-verdict cache, :mod:`verdicts`, saved without
         the lock: a temp file of it deleted here only makes that save fail, and that cache is
-        losable.)
+        losable.) Other temp files in the folder (the usage history's) go once their writer's
+        process is gone (:func:`memhost.files.temp_writer_gone`).
         """
         _sweep(self._folder, self._prefix)
 
@@ -313,6 +314,9 @@ def _sweep(folder: str, prefix: str) -> None:
         return
     shortest = len(prefix) + 4
     for name in names:
-        if name.startswith(prefix) and name.endswith(".tmp") and len(name) >= shortest:
+        if not name.endswith(".tmp"):
+            continue
+        # This file's temp files, and any other whose writer is gone (the usage history's).
+        if (name.startswith(prefix) and len(name) >= shortest) or temp_writer_gone(name):
             with contextlib.suppress(OSError):
                 os.unlink(f"{folder}{os.sep}{name}")

@@ -165,6 +165,7 @@ class Outbox:
         # A host killed while it rewrote a file here (a retry journal, its health record)
         # left a temp file; the next host to start with this provider clears it.
         sweep_orphaned_temp_files(self.folder)
+        sweep_orphaned_temp_files(self.folder / "failed")  # memhost.deadletter's folder
         found: list[Journal] = []
         for path in sorted(self.folder.glob("*.jsonl"), key=_age):
             try:

@@ -68,8 +68,19 @@ def test_a_host_starting_clears_what_a_killed_host_left_in_its_outbox(tmp_path: 
     outbox = Outbox(tmp_path / "home", "ext")
     record = outbox.folder / "health.json"
     orphan = _killed_mid_write(record)
+    parked = _killed_mid_write(outbox.folder / "failed" / "0badf00d.json")
     assert outbox.claim_orphans() == []
-    assert not orphan.exists() and not record.exists()
+    assert not orphan.exists() and not record.exists() and not parked.exists()
+
+
+def test_a_memory_write_clears_what_a_killed_writer_left_beside_the_store(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / "home")
+    assert store.add("memory", "First fact.").ok
+    history = _killed_mid_write(store.folder / "usage-history.json")  # written once a day
+    alive = store.folder / f".usage-history.json.{os.getpid()}.inflight.tmp"
+    alive.write_text("a write in progress")
+    assert store.add("memory", "Second fact.").ok
+    assert not history.exists() and alive.exists()
 
 
 def test_symlinked_memory_file_stays_a_link(tmp_path: Path) -> None:
