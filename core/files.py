@@ -16,6 +16,7 @@ repository stays linked (``follow_symlink=True``).
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import stat
@@ -121,8 +122,8 @@ def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True,
     folder = ensure_private_dir(path.parent)
     sweep_orphaned_temp_files(folder)
     # mkstemp opens with O_EXCL (never an existing name, never through a link) and mode 0600.
-    # The name carries the writer's pid, so a later writer can tell a killed one's leftover.
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=folder)
+    # The name says who writes it, so a later writer can tell a killed one's leftover.
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{writer_id()}.", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(fd, "wb") as handle:
             os.fchmod(handle.fileno(), PRIVATE_FILE)
@@ -142,11 +143,12 @@ def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True,
 def sweep_orphaned_temp_files(folder: Path) -> int:
     """Remove the temp files in ``folder`` that killed writers left; how many went.
 
-    An atomic write's temp file is ``.<name>.<pid>.<random>.tmp``: it is an orphan once no
-    process with that pid is running, since a live writer renames or removes its own. Every
-    atomic write sweeps its folder first, so a folder's leftovers last until its next write. A
-    temp file whose writer is alive, or whose name carries no pid, is left alone (``memhost
-    doctor`` reports old ones).
+    An atomic write's temp file is ``.<name>.<writer>.<random>.tmp`` (:func:`writer_id`): it is
+    an orphan once its writer's process is gone, since a live writer renames or removes its own.
+    Every atomic write sweeps its folder first, so a folder's leftovers last until its next
+    write. A temp file whose writer is alive, ran on another machine or in another container
+    (its pid means nothing here), or whose name says nothing of its writer is left alone
+    (``memhost doctor`` reports old ones).
     """
     try:
         names = os.listdir(folder)  # cheaper than Path.glob, which compiles a pattern
@@ -161,16 +163,35 @@ def sweep_orphaned_temp_files(folder: Path) -> int:
     return removed
 
 
+def writer_id() -> str:
+    """``<pid>-<where>``: this process, and a tag of the machine and pid namespace its pid is
+    valid in (a home may be shared by containers or over a network filesystem)."""
+    return f"{os.getpid()}-{_where()}"
+
+
+@functools.cache
+def _where() -> str:
+    import hashlib
+    import socket  # here: most processes that import memhost never replace a file
+
+    try:
+        namespace = os.readlink("/proc/self/ns/pid")
+    except OSError:  # no /proc (macOS, Windows): no pid namespaces either
+        namespace = ""
+    return hashlib.sha256(f"{socket.gethostname()}|{namespace}".encode()).hexdigest()[:8]
+
+
 def temp_writer_gone(temp_name: str) -> bool:
-    """True when the atomic write that made ``temp_name`` was killed: its pid runs no process."""
-    parts = temp_name.rsplit(".", 3)  # [".<name>", "<pid>", "<random>", "tmp"]
-    if len(parts) != 4 or not parts[1].isdigit():
+    """True when the atomic write that made ``temp_name`` was killed: it ran here, and its pid
+    runs no process now."""
+    parts = temp_name.rsplit(".", 3)  # [".<name>", "<pid>-<where>", "<random>", "tmp"]
+    if len(parts) != 4:
         return False
-    pid = int(parts[1])
-    if pid == os.getpid() or pid <= 0:
+    pid, _, where = parts[1].partition("-")
+    if not pid.isdigit() or where != _where() or int(pid) in (0, os.getpid()):
         return False
     try:
-        os.kill(pid, 0)
+        os.kill(int(pid), 0)
     except ProcessLookupError:
         return True
     except OSError:  # PermissionError: alive, someone else's

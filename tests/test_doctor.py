@@ -15,6 +15,7 @@ import pytest
 
 from memhost.cli import doctor
 from memhost.config import update_config
+from memhost.files import writer_id
 from cli_runner import run_memhost
 
 
@@ -191,8 +192,9 @@ def test_leftover_temp_files(home: Path) -> None:
     assert data["ok"] is True
     assert sections(data)["store.memory"]["temp_files"] == [str(fresh)]
 
-    fresh.unlink()  # young, but its writer (pid 999999999) is gone: nothing will finish it
-    orphan = write(home, ".MEMORY.md.999999999.ghi789.tmp", "a killed write")
+    fresh.unlink()  # young, but its writer (pid 999999999, here) is gone: nothing will finish it
+    here = writer_id().partition("-")[2]
+    orphan = write(home, f".MEMORY.md.999999999-{here}.ghi789.tmp", "a killed write")
     data = report(home)
     assert data["ok"] is False and sections(data)["store.memory"]["temp_files"] == [str(orphan)]
 

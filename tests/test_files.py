@@ -14,7 +14,7 @@ import pytest
 from filelock import FileLock, Timeout
 
 from memhost.builtin_providers.store import MemoryStore
-from memhost.files import atomic_write_text, locked, sweep_orphaned_temp_files
+from memhost.files import atomic_write_text, locked, sweep_orphaned_temp_files, writer_id
 from memhost.outbox import Outbox
 
 
@@ -41,7 +41,7 @@ def _killed_mid_write(target: Path) -> Path:
     writer = subprocess.Popen([sys.executable, "-c", KILLED_MID_WRITE, str(target)])
     assert writer.wait(timeout=60) == -signal.SIGKILL
     [temp] = [p for p in target.parent.iterdir() if p.name.endswith(".tmp")]
-    assert temp.name.startswith(f".{target.name}.{writer.pid}.")  # the name says whose it is
+    assert temp.name.startswith(f".{target.name}.{writer.pid}-")  # the name says whose it is
     return temp
 
 
@@ -49,18 +49,22 @@ def test_the_next_write_removes_what_a_killed_writer_left(tmp_path: Path) -> Non
     target = tmp_path / "state" / "health.json"
     atomic_write_text(target, "before")
     orphan = _killed_mid_write(target)
-    alive = target.parent / f".{target.name}.{os.getpid()}.inflight.tmp"  # this process: alive
+    alive = target.parent / f".{target.name}.{writer_id()}.inflight.tmp"  # this process: alive
     alive.write_text("a write in progress")
     unnamed = target.parent / f".{target.name}.nopid.tmp"  # no pid: nobody can tell, so kept
     unnamed.write_text("?")
-    other = target.parent / ".other.json.999999999.x.tmp"  # another file's, its writer gone
+    here = writer_id().partition("-")[2]
+    other = target.parent / f".other.json.999999999-{here}.x.tmp"  # another file's, writer gone
     other.write_text("?")
+    # A pid taken on another machine or in another container means nothing here: kept.
+    elsewhere = target.parent / f".{target.name}.999999999-0badf00d.x.tmp"
+    elsewhere.write_text("a write in progress elsewhere")
 
     assert target.read_text() == "before"
     atomic_write_text(target, "after")
     assert target.read_text() == "after"
     assert not orphan.exists() and not other.exists()
-    assert alive.exists() and unnamed.exists()
+    assert alive.exists() and unnamed.exists() and elsewhere.exists()
     assert sweep_orphaned_temp_files(target.parent) == 0
 
 
@@ -77,7 +81,7 @@ def test_a_memory_write_clears_what_a_killed_writer_left_beside_the_store(tmp_pa
     store = MemoryStore(tmp_path / "home")
     assert store.add("memory", "First fact.").ok
     history = _killed_mid_write(store.folder / "usage-history.json")  # written once a day
-    alive = store.folder / f".usage-history.json.{os.getpid()}.inflight.tmp"
+    alive = store.folder / f".usage-history.json.{writer_id()}.inflight.tmp"
     alive.write_text("a write in progress")
     assert store.add("memory", "Second fact.").ok
     assert not history.exists() and alive.exists()
