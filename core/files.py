@@ -185,7 +185,7 @@ def temp_writer_gone(temp_name: str) -> bool:
     """True when the atomic write that made ``temp_name`` was killed: it ran here, and its pid
     runs no process now."""
     parts = temp_name.rsplit(".", 3)  # [".<name>", "<pid>-<where>", "<random>", "tmp"]
-    if len(parts) != 4:
+    if len(parts) != 4 or os.name == "nt":  # Windows' os.kill(pid, 0) ends the process
         return False
     pid, _, where = parts[1].partition("-")
     if not pid.isdigit() or where != _where() or int(pid) in (0, os.getpid()):
