@@ -153,3 +153,14 @@ def test_locked_waits_for_a_lock_held_through_another_lock_object(tmp_path: Path
         with pytest.raises(Timeout), locked(path, timeout=0.1):
             pass
     usable_again(path)
+
+
+def test_on_windows_no_temp_file_is_judged_by_its_pid(monkeypatch: pytest.MonkeyPatch) -> None:
+    # There os.kill(pid, 0) does not ask whether a process runs: it ends it.
+    from memhost import files
+
+    name = f".health.json.999999999-{writer_id().partition('-')[2]}.x.tmp"
+    assert files.temp_writer_gone(name)
+    monkeypatch.setattr(files.os, "name", "nt")
+    monkeypatch.setattr(files.os, "kill", lambda *args: pytest.fail("os.kill was called"))
+    assert not files.temp_writer_gone(name)
