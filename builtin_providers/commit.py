@@ -35,7 +35,7 @@ import secrets
 from pathlib import Path
 from typing import Any
 
-from memhost.builtin_providers import crashpoints, entrymeta, journal
+from memhost.builtin_providers import crashpoints, entrymeta, journal, journal_records
 from memhost.builtin_providers.archive import Archive
 from memhost.builtin_providers.entries import DELIMITER, remember_committed
 from memhost.files import PRIVATE_FILE, atomic_write_bytes, fsync_dir, temp_writer_gone
@@ -215,7 +215,7 @@ class StoreFile:
         if pieces is None:
             data, encoded = text.encode("utf-8"), None
         else:
-            encoded, data = journal.encode_text(pieces, DELIMITER)
+            encoded, data = journal_records.encode_text(pieces, DELIMITER)
         fd, tmp = _temp_file(folder, prefix)
         renamed = committed = False
         try:

@@ -29,15 +29,13 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import json
-import operator
 import os
 import threading
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memhost.builtin_providers.journal_records import decode, encode, has_text, to_line
 from memhost.files import atomic_write_bytes
 
 SUFFIX = ".journal"
@@ -170,22 +168,9 @@ def state(path: Path, *, writable: bool = False, reread: bool = True) -> State:
 
 def _generation(head: bytes) -> int:
     line, newline, _ = head.partition(b"\n")
-    record = _decode(line) if newline else None
+    record = decode(line) if newline else None
     gen = record.get("g") if record is not None else None
     return gen if isinstance(gen, int) and gen > 0 and len(record) == 1 else 0
-
-
-def _decode(line: bytes) -> dict[str, Any] | None:
-    if len(line) < 10 or line[8:9] != b" ":
-        return None
-    body = line[9:]
-    try:
-        if int(line[:8], 16) != zlib.crc32(body):
-            return None
-        record = json.loads(body)
-    except ValueError:
-        return None
-    return record if isinstance(record, dict) else None
 
 
 def _read_on(fd: int, current: State) -> None:
@@ -199,7 +184,7 @@ def _read_on(fd: int, current: State) -> None:
         data = chunk if stop < 0 else chunk[:stop]
         pos = 0
         while (newline := data.find(b"\n", pos)) >= 0:
-            record = _decode(data[pos:newline])
+            record = decode(data[pos:newline])
             if record is None or record.get("g") != current.gen:
                 current.end += pos
                 return
@@ -222,79 +207,18 @@ def _fold(current: State, record: dict[str, Any], length: int) -> None:
     archived = record.get("archive")
     if isinstance(archived, list):
         current.archive.extend(a for a in archived if isinstance(a, dict))
-    if isinstance(record.get("text"), str):
+    if has_text(record):
         current.last = record
     elif record.get("cancel"):
         current.last = None  # the write this cancels never reached the file
-
-
-def encode(gen: int, record: dict[str, Any]) -> bytes:
-    return _line({"g": gen, **record})
-
-
-#: Built once (``json.dumps`` with any option builds an encoder per call). ASCII output, with
-#: ``\uXXXX`` escapes: its C escaping runs at ~1.6x the speed of the UTF-8 one, for a record a
-#: few percent longer (each ``§`` delimiter takes six bytes instead of two).
-_ENCODE = json.JSONEncoder(separators=(",", ":")).encode
-
-
-def _line(record: dict[str, Any], encoded_text: str | None = None) -> bytes:
-    if encoded_text is None:
-        body = _ENCODE(record).encode("ascii")
-    else:  # the same bytes, "text" taken as already encoded: the keys around it encoded as two
-        keys = list(record)  # dicts (an encoder call costs a few µs), the text spliced between
-        at = keys.index("text")
-        head = _ENCODE({key: record[key] for key in keys[:at]})[:-1]
-        tail = _ENCODE({key: record[key] for key in keys[at + 1:]})[1:]
-        body = "".join((head, "," if at else "", '"text":', encoded_text,
-                        "," if at + 1 < len(keys) else "", tail)).encode("ascii")
-    return b"%08x %s\n" % (zlib.crc32(body), body)
-
-
-#: What ``_ENCODE`` does to a string, as a function of its own (the C one where there is one).
-_ESCAPE = json.encoder.encode_basestring_ascii
-#: Each entry's escaped form (quotes left off) and its UTF-8 bytes, kept from one record to the
-#: next; replaced (not cleared) when full, so a thread that holds the pair still finds its keys.
-_ENCODED: tuple[dict[str, str], dict[str, bytes]] = ({}, {})
-_ENCODED_ENTRIES = 4096
-_ENCODED_CHARS = 16_384  # a longer entry (a store with a huge budget) is not kept
-
-
-def encode_text(pieces: list[str], delimiter: str) -> tuple[str, bytes]:
-    """``(_ENCODE(text), text.encode("utf-8"))`` for ``text = delimiter.join(pieces)``, built
-    from each piece's encodings.
-
-    Every record holds the file's whole text, and encoding it twice (the record's JSON, the
-    file's bytes) was the part of a write that grew with the number of entries (~70 µs for the
-    JSON alone at 300 entries). Both encodings work one character at a time, so the text's are
-    its pieces' joined by the delimiter's; a write changes an entry or two, so the others' are
-    kept from earlier writes, and the rest runs at C speed (a set difference, two joins). Byte
-    for byte what encoding the text whole gives (``tests/test_journal.py``); a piece UTF-8
-    cannot encode (a lone surrogate) raises the same ``UnicodeEncodeError``."""
-    global _ENCODED
-    escaped, utf8 = _ENCODED
-    missing = set(pieces).difference(escaped)
-    if any(len(piece) > _ENCODED_CHARS for piece in missing):
-        text = delimiter.join(pieces)
-        return _ESCAPE(text), text.encode("utf-8")
-    if len(escaped) + len(missing) > _ENCODED_ENTRIES:
-        escaped, utf8 = _ENCODED = ({}, {})  # entries long gone from the file
-        missing = set(pieces)
-    for piece in missing:
-        utf8[piece] = piece.encode("utf-8")
-        escaped[piece] = _ESCAPE(piece)[1:-1]
-    if len(pieces) < 2:  # itemgetter of one key gives the value, not a tuple of it
-        return _ESCAPE(delimiter.join(pieces)), delimiter.join(pieces).encode("utf-8")
-    each = operator.itemgetter(*pieces)  # looks every piece up in one C call
-    return ('"' + _ESCAPE(delimiter)[1:-1].join(each(escaped)) + '"',
-            delimiter.encode("utf-8").join(each(utf8)))
 
 
 def append(path: Path, record: dict[str, Any], *, on_written: Any = None,
            encoded_text: str | None = None) -> State:
     """Append ``record`` and sync it (the caller holds the memory file's lock).
 
-    ``encoded_text``, when given, is ``record["text"]`` already encoded (:func:`encode_text`).
+    ``encoded_text``, when given, is ``record["text"]`` already encoded
+    (:func:`memhost.builtin_providers.journal_records.encode_text`).
     Raises :class:`Full` when it does not fit (nothing written) and ``OSError`` when it cannot
     be written; returns the state with the record folded in.
     """
@@ -302,7 +226,7 @@ def append(path: Path, record: dict[str, Any], *, on_written: Any = None,
     handle = _HANDLES[path]
     assert handle.fd is not None and current.gen
     record = {"g": current.gen, **record}
-    line = _line(record, encoded_text)
+    line = to_line(record, encoded_text)
     if current.end + len(line) > current.size:
         raise Full(f"{path.name}: {len(line):,} bytes do not fit in the "
                    f"{current.size - current.end:,} left")

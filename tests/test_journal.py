@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from memhost.builtin_providers import entrymeta, journal
+from memhost.builtin_providers import entrymeta, journal, journal_records
 from memhost.builtin_providers.entries import DELIMITER
 from memhost.builtin_providers.store import MemoryStore
 
@@ -123,14 +123,60 @@ def test_a_record_with_its_text_encoded_from_the_entries_is_the_same_bytes(
             data = text.encode("utf-8")
         except UnicodeEncodeError:
             with pytest.raises(UnicodeEncodeError):
-                journal.encode_text(pieces, DELIMITER)
+                journal_records.encode_text(pieces, DELIMITER)
             continue
-        encoded, joined = journal.encode_text(pieces, DELIMITER)
+        encoded, joined = journal_records.encode_text(pieces, DELIMITER)
         assert joined == data
-        assert journal._line(record, encoded) == journal._line(record)
+        assert journal_records.to_line(record, encoded) == journal_records.to_line(record)
         # an entry too long to keep: encoded with the rest, the same bytes
-        long = [*pieces, "x" * (journal._ENCODED_CHARS + 1)]
-        assert journal.encode_text(long, DELIMITER)[1] == DELIMITER.join(long).encode("utf-8")
+        long = [*pieces, "x" * (journal_records._ENCODED_CHARS + 1)]
+        assert journal_records.encode_text(long, DELIMITER)[1] == DELIMITER.join(long).encode("utf-8")
         # "text" first, last, alone
         for shape in ({"text": text, **extra}, {"g": 3, "text": text}, {"text": text}):
-            assert journal._line(shape, encoded) == journal._line(shape)
+            assert journal_records.to_line(shape, encoded) == journal_records.to_line(shape)
+
+
+# -- a record's text is decoded when it is asked for --------------------------------------------
+
+#: Texts built of what could confuse finding a record's text: quotes, backslashes, the very
+#: keys looked for, braces, NUL (escaped by JSON), non-ASCII.
+_AWKWARD = st.lists(st.sampled_from(['a', '"', "\\", ",", ":", "§", "\n", "é", "\u200b", "\x00",
+                                     '","before":', ',"text":"', '\\"', "}"]),
+                    max_size=12).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=_AWKWARD, archived=st.lists(_AWKWARD, max_size=2), meta=st.booleans())
+def test_a_record_read_back_with_its_text_left_encoded_is_the_record_written(
+        text: str, archived: list[str], meta: bool) -> None:
+    record: dict[str, object] = {"t": 1.5, "text": text, "before": [1, 2], "ino": 7}
+    if archived:
+        record["archive"] = [{"id": "a1", "text": a, "before": None} for a in archived]
+    if meta:
+        record["meta"] = {"k": {"text": text, "before": "x"}}
+    line = journal.encode(3, record).rstrip(b"\n")
+    found = journal_records.decode(line)
+    assert found is not None and journal_records.has_text(found)
+    assert "text" not in found  # left encoded by the decoding...
+    assert found["text"] == text  # ...and decoded now, from the bytes kept
+    assert dict(found) == {"g": 3, **record}
+
+
+@pytest.mark.parametrize("record", [
+    {"meta": {"k": {"x": 1, "text": "nested", "before": 2}}},  # no text of its own
+    {"cancel": True, "meta": {"k": None}},
+    {"archive": [{"id": "a", "text": "old"}], "t": 1.0, "text": "T", "before": None},  # older order
+    {"t": 1.0, "text": "T"},  # no "before" after the text
+])
+def test_records_of_other_shapes_are_decoded_whole(record: dict[str, object]) -> None:
+    line = journal.encode(2, record).rstrip(b"\n")
+    found = journal_records.decode(line)
+    assert found is not None and dict(found) == {"g": 2, **record}
+    assert journal_records.has_text(found) == ("text" in record)
+
+
+def test_a_torn_or_corrupted_record_is_not_read() -> None:
+    line = journal.encode(1, {"t": 1.0, "text": "T", "before": None}).rstrip(b"\n")
+    assert journal_records.decode(line[:-3]) is None
+    assert journal_records.decode(line.replace(b'"T"', b'"U"')) is None
+    assert journal_records.decode(b"zzzzzzzz {}") is None
