@@ -208,7 +208,7 @@ def cost_row(ctx: Context, texts: list[str]) -> Row:
 
     def per_entry(prefiltered: bool) -> float:
         scorer.USE_PREFILTER = prefiltered
-        scorer.assess.cache_clear()
+        scorer.forget()
         start = time.perf_counter()
         for text in texts:
             scorer.assess(text)
@@ -219,7 +219,7 @@ def cost_row(ctx: Context, texts: list[str]) -> Row:
                                             "baseline": lambda: per_entry(False)})
     finally:
         scorer.USE_PREFILTER = True
-        scorer.assess.cache_clear()
+        scorer.forget()
     m, b = paired.medians()
     return Row("injection", "score one entry", m, b, paired.ratio(), "µs", paired.rounds,
                note=f"median over {len(texts)} benign and attack texts, nothing cached; "

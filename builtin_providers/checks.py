@@ -50,9 +50,9 @@ class WriteChecks:
             entry = canonical_entry(content)
         except ValueError as exc:
             raise OpError(f"{label} is not a valid entry: {exc}.", counts=False) from None
+        # Only what a refusal rests on (scorer.refusal_reading): the whole assessment is the
+        # write gate's and the next snapshot's to make.
         refusal = self.screen.refusal(entry)
-        # The next session start in this process need not score it again.
-        snapshot.score(entry)
         if refusal is not None:
             raise OpError(refusal["error"], counts=False,
                            blocked_pattern=refusal["blocked_pattern"], risk=refusal["risk"])

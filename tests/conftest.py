@@ -62,7 +62,7 @@ def rules_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     from memhost.security import learned, scorer
 
     def forget() -> None:
-        scorer.assess.cache_clear()
+        scorer.forget()
         snapshot._SCORES.clear()
         snapshot._render.cache_clear()
 

@@ -112,11 +112,11 @@ def test_a_stale_entry_is_not_used(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_without_the_prefilter_the_scorer_finds_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
     texts = BENIGN + [t for t, _ in OLD_EXAMPLES.values()]
-    scorer.assess.cache_clear()
+    scorer.forget()
     with_prefilter = [scorer.assess(t) for t in texts]
     monkeypatch.setattr(scorer, "USE_PREFILTER", False)  # as on a platform without google-re2
-    scorer.assess.cache_clear()
+    scorer.forget()
     try:
         assert [scorer.assess(t) for t in texts] == with_prefilter
     finally:
-        scorer.assess.cache_clear()
+        scorer.forget()

@@ -236,10 +236,50 @@ def _score_view(text: str, view: str) -> dict[str, Evidence]:
 def assess(text: str, *, learned_reading: bool = True) -> Assessment:
     """The risk of ``text`` (its first :data:`MAX_SCAN_CHARS` characters); ``learned_reading``
     adds :mod:`memhost.security.learned`'s evidence (left out for two entries read together: it
-    was fitted to single notes, and a pair of ordinary notes is not one)."""
+    was fitted to single notes, and a pair of ordinary notes is not one; and where only a
+    refusal is asked about, which it never decides: :func:`refusal_reading`)."""
     head = text[:MAX_SCAN_CHARS]
+    best, evidence, read = _by_rules(head)
+    model = learned.model() if learned_reading else None
+    if model is not None and best < learned.WEIGHT and model.resembles_attack(
+            *(read if read is not None else readings_of(views(head)))):
+        # Asked only where the rules alone would not stage: it adds nothing to an entry they
+        # already hold back, and its cost stays off those.
+        evidence += (Evidence(RESEMBLES_ATTACKS, "text", learned.WEIGHT),)
+        best += learned.WEIGHT
+    return Assessment(round(best, 2), evidence)
+
+
+def refusal_reading(text: str) -> Assessment:
+    """What decides whether ``text`` is refused: the rules' evidence alone.
+
+    :meth:`Assessment.outcome` refuses on firm evidence only, never on the learned reading's, so
+    leaving that reading out changes no refusal (``tests/test_learned.py`` checks it on every
+    corpus text); the store's own check, which asks only that, saves its cost. The rules' part
+    is cached apart from the learned reading, so a text the write gate already assessed in full
+    is not read by the rules again.
+    """
+    return assess(text, learned_reading=False)
+
+
+def forget() -> None:
+    """Forget every cached score (a test or a benchmark that changes how texts are read)."""
+    assess.cache_clear()
+    _by_rules.cache_clear()
+
+
+#: The readings the learned reading takes are kept with the rules' evidence for a note of up to
+#: this many characters (a note's size); a longer text's are built again if asked for, so the
+#: cache holds at most a few megabytes.
+_KEPT_READINGS = 2048
+
+
+@lru_cache(maxsize=2048)  # what it saves is the second reading of a text just assessed
+def _by_rules(head: str) -> tuple[float, tuple[Evidence, ...], tuple[str, ...] | None]:
+    """The rules' score of ``head`` (unrounded), their evidence, and the readings the learned
+    reading takes (None for a long text)."""
     found_views = views(head)
-    read = readings_of(found_views)
+    read = tuple(readings_of(found_views)) if len(head) <= _KEPT_READINGS else None
     plain = _score_view(found_views[0][1], "text")
     if len(found_views) > 1 and found_views[1][0] == "native":  # as plain as the folded text
         for group, found in _score_view(found_views.pop(1)[1], "native").items():
@@ -280,13 +320,7 @@ def assess(text: str, *, learned_reading: bool = True) -> Assessment:
             evidence.append(Evidence("invisible_characters", "raw", features.INVISIBLE_WEIGHT))
             extra += features.INVISIBLE_WEIGHT
         best += extra
-    model = learned.model() if learned_reading else None
-    if model is not None and best < learned.WEIGHT and model.resembles_attack(*read):
-        # Asked only where the rules alone would not stage: it adds nothing to an entry they
-        # already hold back, and its cost stays off those.
-        evidence.append(Evidence(RESEMBLES_ATTACKS, "text", learned.WEIGHT))
-        best += learned.WEIGHT
-    return Assessment(round(best, 2), tuple(evidence))
+    return best, tuple(evidence), read
 
 
 def assess_together(first: str, second: str, alone: float) -> Assessment | None:

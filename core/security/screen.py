@@ -96,7 +96,7 @@ class Screen:
         """The tool's answer refusing ``text``, or None when the scorer (or ``decision``) does
         not refuse it."""
         if decision is None:
-            assessment = scorer.assess(text)
+            assessment = scorer.refusal_reading(text)  # all a refusal rests on
             if assessment.outcome(self.policy) != REFUSE:
                 return None
             decision = Decision(REFUSE, assessment)
