@@ -124,9 +124,9 @@ def test_a_stated_preference_ends_up_in_user_md(home: Path, server: FakeLLM) -> 
 
 def test_nothing_to_save_changes_nothing(home: Path, server: FakeLLM) -> None:
     MemoryStore(home).add("user", "User's name is Dana.")
-    before = {p.name: p.read_bytes() for p in (home / "memories").iterdir() if p.is_file()}
     server.script(text_reply(NOTHING_TO_SAVE), queue="review")
-    host = start(home, server)
+    host = start(home, server)  # the session start saves its scores (USER.md.scan.json)
+    before = {p.name: p.read_bytes() for p in (home / "memories").iterdir() if p.is_file()}
     host.turn("What is 17 * 3?", "51.")
     last = finish(host)
 
