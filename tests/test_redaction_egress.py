@@ -186,3 +186,28 @@ def test_secret_as_a_dict_value_is_masked(manager: MemoryManager) -> None:
         {"role": "tool", "content": "ok", "arguments": {"password": "hunter2hunter2"}}])
     assert manager.flush(5)
     assert secrets_in(spy.calls, ("hunter2hunter2",)) == []
+
+
+def test_a_secret_value_this_process_holds_is_masked_whatever_it_looks_like(
+        manager: MemoryManager) -> None:
+    # A provider's password read from .env (the env store remembers every value it reads) can
+    # be plain words no rule recognises; the user may still type it in a turn.
+    from memhost.security import masking
+
+    plain = "plumtree-harbor-quince"
+    spy = Recorder()
+    manager.register_provider(spy, name="spy")
+    manager.start_session("s")
+    try:
+        manager.finish_turn(f"the tea blend is {plain}", "noted")
+        assert manager.flush(5)
+        assert plain in spy.of("sync_turn")[0]["user_content"]  # no rule reads it as a secret...
+        masking.remember(plain)  # ...until the process holds it as one
+        manager.finish_turn(f"again: {plain}", "noted", messages=[
+            {"role": "user", "content": {"nested": [f"again: {plain}"]}}])
+        assert manager.flush(5)
+        later = spy.of("sync_turn")[1]
+        assert later["user_content"] == f"again: {MASK}"
+        assert secrets_in([later], (plain,)) == []
+    finally:
+        masking.forget_all()

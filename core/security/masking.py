@@ -27,7 +27,7 @@ import traceback
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
-from memhost.security.redact import MASK, MIN_MASKED, find_secrets, redact
+from memhost.security.redact import MASK, MIN_MASKED, find_secrets, mask_values, redact
 from memhost.security.redact import holds_secret as detected
 
 T = TypeVar("T")
@@ -49,6 +49,7 @@ def remember(value: str | None) -> None:
                           if len(line.strip()) >= MIN_MASKED)}
         _values.update(parts)
         _ordered = tuple(sorted(_values, key=len, reverse=True))  # longest first
+        mask_values(_ordered)  # egress too: what a provider is handed
 
 
 def remember_found(value: T) -> T:
@@ -90,6 +91,7 @@ def forget_all() -> None:
     with _lock:
         _values.clear()
         _ordered = ()
+        mask_values(())
 
 
 def holds_secret(text: str) -> bool:

@@ -1,10 +1,12 @@
 """Egress redaction: secrets never leave memhost for a provider.
 
 Everything handed to a provider (turn text, tool output, transcripts, mirror payloads, nested in
-dicts and lists) goes through :func:`redact`. A value masked anywhere in one hand-off is masked
-everywhere in it, so a key first seen in a tool result is also caught where the model later
-repeats it bare. The caller's objects are never mutated; unchanged values come back as the same
-objects.
+dicts and lists) goes through :func:`redact`. It masks what the secret detector finds and the
+values this process knows to be secrets whatever they look like (a provider's password read from
+``.env``: :func:`memhost.security.masking.remember` hands them over, :func:`mask_values`). A value
+masked anywhere in one hand-off is masked everywhere in it, so a key first seen in a tool result
+is also caught where the model later repeats it bare. The caller's objects are never mutated;
+unchanged values come back as the same objects.
 """
 
 from __future__ import annotations
@@ -18,6 +20,17 @@ from memhost.security import detector
 MASK = "[redacted]"
 
 T = TypeVar("T")
+
+
+#: Secret values this process holds, longest first (:func:`mask_values`).
+_KNOWN: tuple[str, ...] = ()
+
+
+def mask_values(values: tuple[str, ...]) -> None:
+    """Mask these values too, in everything :func:`redact` sees from now on (the whole set,
+    longest first; :mod:`memhost.security.masking` keeps it)."""
+    global _KNOWN
+    _KNOWN = values
 
 
 def find_secrets(text: str) -> set[str]:
@@ -130,11 +143,14 @@ def redact(value: T) -> T:
     texts: set[str] = set()  # a sync's transcript repeats its turn: each text is scanned once
     secrets: set[str] = set()
     _collect(value, texts, secrets)
+    known = _KNOWN
     for text in texts:
         if len(text) >= _SHORTEST_SCANNED:
             found = detector.scan(_folded(text))
             if found:
                 secrets |= found
+        if known:
+            secrets.update(value for value in known if value in text)
     secrets.discard(MASK)
     if not secrets:
         return value
