@@ -29,6 +29,7 @@ from functools import lru_cache
 
 from memhost.builtin_providers.entries import DELIMITER, joined_length
 from memhost.security import detector, neutralise, scorer
+from memhost.security.masking import mask_known
 from memhost.security.scorer import Policy
 
 log = logging.getLogger(__name__)
@@ -240,4 +241,6 @@ class Snapshot:
         return self.memory if target == "memory" else self.user
 
     def render(self) -> str:
-        return "\n\n".join(b for b in (self.memory, self.user) if b)
+        """Both blocks for a prompt. A secret value this process holds is masked in them, whatever
+        an entry's saved score says: it may have been scored before the value became a secret."""
+        return mask_known("\n\n".join(b for b in (self.memory, self.user) if b))

@@ -211,3 +211,30 @@ def test_a_secret_value_this_process_holds_is_masked_whatever_it_looks_like(
         assert secrets_in([later], (plain,)) == []
     finally:
         masking.forget_all()
+
+
+def test_a_held_secret_never_reaches_the_prompt_even_from_an_entry_scored_before(
+        home: Path) -> None:
+    # Saved as an ordinary note (no rule reads it as a secret), then configured as a password:
+    # the entry's saved score predates that, the prompt masks the value all the same.
+    from memhost.security import masking
+
+    plain = "plumtree-harbor-quince"
+    first = MemoryManager.from_home(home)
+    first.start_session("s1")
+    saved = json.loads(first.call_tool("memory", {"action": "add", "target": "memory",
+                                                  "content": f"The tea blend is {plain}."}))
+    assert saved["success"], saved
+    first.shutdown(timeout=2)
+    second = MemoryManager.from_home(home)
+    second.start_session("s2")  # scores the entry and saves the score
+    assert plain in second.system_prompt()
+    second.shutdown(timeout=2)
+    masking.remember(plain)
+    third = MemoryManager.from_home(home)
+    third.start_session("s3")  # reads the saved score: nothing scores the entry again
+    try:
+        prompt = third.system_prompt()
+        assert plain not in prompt and f"The tea blend is {MASK}." in prompt
+    finally:
+        third.shutdown(timeout=2)
