@@ -40,8 +40,8 @@ DEFAULT_POLICY = Policy()
 TOO_LARGE = float("inf")
 
 # Scores by text (an entry, or two adjacent entries joined by the delimiter, which no entry can
-# hold): a session start re-renders mostly unchanged entries, and a write has already scored
-# what it saved. memhost.builtin_providers.verdicts keeps them for the next process.
+# hold): a session start re-renders mostly unchanged entries, and scores a new one once.
+# memhost.builtin_providers.verdicts keeps them for the next process.
 _SCORES: dict[str, float] = {}
 _SCORES_KEPT = 16384
 _generation = 0  # counts the times the scores were dropped
