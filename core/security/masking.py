@@ -27,19 +27,24 @@ import traceback
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
-from memhost.security.redact import MASK, MIN_MASKED, find_secrets, mask_values, redact
+from memhost.security.redact import (
+    MASK,
+    MIN_MASKED,
+    find_secrets,
+    known_values,
+    mask_values,
+    redact,
+)
 from memhost.security.redact import holds_secret as detected
 
 T = TypeVar("T")
 
 _values: set[str] = set()
-_ordered: tuple[str, ...] = ()
 _lock = threading.Lock()
 
 
 def remember(value: str | None) -> None:
     """Mask ``value`` wherever it appears from now on (a secret this process holds)."""
-    global _ordered
     if not value or len(value) < MIN_MASKED or value in _values or value == MASK:
         return
     with _lock:
@@ -48,8 +53,8 @@ def remember(value: str | None) -> None:
         parts = {value, *(line.strip() for line in value.splitlines()
                           if len(line.strip()) >= MIN_MASKED)}
         _values.update(parts)
-        _ordered = tuple(sorted(_values, key=len, reverse=True))  # longest first
-        mask_values(_ordered)  # egress too: what a provider is handed
+        # Kept by redact, longest first, so egress masks them too (what a provider is handed).
+        mask_values(tuple(sorted(_values, key=len, reverse=True)))
 
 
 def remember_found(value: T) -> T:
@@ -87,21 +92,19 @@ def remember_home(home: Path) -> None:
 
 def forget_all() -> None:
     """Forget every remembered value (tests, and a host that switches homes)."""
-    global _ordered
     with _lock:
         _values.clear()
-        _ordered = ()
         mask_values(())
 
 
 def holds_secret(text: str) -> bool:
     """Whether ``text`` holds a remembered secret value or anything the detector finds."""
-    return any(value in text for value in _ordered) or detected(text)
+    return any(value in text for value in known_values()) or detected(text)
 
 
 def mask_known(text: str) -> str:
     """``text`` with every remembered secret value masked (cheap: no detector)."""
-    for value in _ordered:
+    for value in known_values():
         if value in text:
             text = text.replace(value, MASK)
     return text
@@ -120,7 +123,7 @@ def scrub_value(value: T) -> T:
 
 
 def _mask_known_in(value: Any) -> Any:
-    if not _ordered:
+    if not known_values():
         return value
     if isinstance(value, str):
         return mask_known(value)
@@ -150,7 +153,7 @@ class SecretFilter(logging.Filter):
         self.clean = scrub if detector else mask_known
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if self.clean is mask_known and not _ordered:
+        if self.clean is mask_known and not known_values():
             return True
         try:
             message = record.getMessage()
@@ -186,7 +189,7 @@ def install_logging() -> None:
             name = record.name
             if name == "memhost" or name.startswith("memhost."):
                 _MEMHOST.filter(record)
-            elif _ordered:
+            elif known_values():
                 _OTHERS.filter(record)
             return record
 

@@ -28,9 +28,14 @@ _KNOWN: tuple[str, ...] = ()
 
 def mask_values(values: tuple[str, ...]) -> None:
     """Mask these values too, in everything :func:`redact` sees from now on (the whole set,
-    longest first; :mod:`memhost.security.masking` keeps it)."""
+    longest first: :func:`memhost.security.masking.remember` gives it)."""
     global _KNOWN
     _KNOWN = values
+
+
+def known_values() -> tuple[str, ...]:
+    """The values :func:`mask_values` was last given."""
+    return _KNOWN
 
 
 def find_secrets(text: str) -> set[str]:
