@@ -4,8 +4,10 @@ Every entry shown at session start is scored, and so is every pair of adjacent e
 process the scores are kept by text (:mod:`memhost.builtin_providers.snapshot`); this module
 keeps them for the next process, in ``<name>.scan.json`` beside each memory file: for the scorer
 that wrote it (:func:`memhost.security.scorer.version`, which changes with any feature, weight
-or table), the score of each entry and pair by the SHA-256 of its text, and, for the file's text
-as a whole, the same scores in order (so an unchanged file costs one digest). Scores, not verdicts:
+or table), the file's text as a whole (its SHA-256) with the scores of its entries and pairs in
+order, then, on a line of its own, the score of each entry and pair by the SHA-256 of its text.
+An unchanged file, the usual case, costs one digest and the first line; the second line, which
+holds most of the bytes, is parsed only for a file that changed since. Scores, not verdicts:
 the thresholds (``[injection]`` in config) apply when the snapshot is rendered, so changing them
 needs no rescoring. A session start that finds every entry and pair there scores nothing.
 
@@ -36,7 +38,7 @@ from memhost.security import scorer
 
 log = logging.getLogger(__name__)
 
-VERSION = 2
+VERSION = 3  # 3: the scores by digest on a line after the rest
 
 
 def cache_path(store_path: Path) -> Path:
@@ -47,20 +49,33 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _read(path: Path) -> dict[str, Any] | None:
-    """The saved data, when it is for this scorer; ``None`` otherwise."""
+def _read(path: Path) -> tuple[dict[str, Any], bytes] | None:
+    """The saved first line, when it is for this scorer, and the rest unparsed; ``None``
+    otherwise."""
     try:
-        data = json.loads(path.read_bytes().decode("utf-8"))
+        head, _, rest = path.read_bytes().partition(b"\n")
+        data = json.loads(head)
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict) or data.get("version") != VERSION \
             or data.get("scorer") != scorer.version():
         return None
-    return data
+    return data, rest
 
 
-def _numbers(values: Any) -> bool:
-    return all(isinstance(v, int | float) and not isinstance(v, bool) for v in values)
+def _scores_by_digest(rest: bytes) -> dict[str, Any] | None:
+    try:
+        scores = json.loads(rest)
+    except ValueError:
+        return None
+    return scores if isinstance(scores, dict) else None
+
+
+_NUMBER_TYPES = frozenset((int, float))  # not bool, which JSON's true and false would be
+
+
+def _numbers(values: list[Any]) -> bool:
+    return _NUMBER_TYPES.issuperset(map(type, values))
 
 
 #: Per memory file: the text whose scores this process last looked up, and the generation of
@@ -82,26 +97,27 @@ def recall(store_path: Path, raw: str, entries: list[str]) -> bool:
     if len(_RECALLED) >= 64:
         _RECALLED.clear()
     _RECALLED[store_path] = seen
-    todo = snapshot.unscored(_keys(entries))
+    keys = _keys(entries)
+    todo = snapshot.unscored(keys)
     if not todo:
         return False
     saved = _read(cache_path(store_path))
     if saved is None:
         return True
-    keys = _keys(entries)
-    ordered = saved.get("ordered")
-    if saved.get("file") == _digest(raw) and isinstance(ordered, list) \
+    head, rest = saved
+    ordered = head.get("ordered")
+    if head.get("file") == _digest(raw) and isinstance(ordered, list) \
             and len(ordered) == len(keys) and _numbers(ordered):
         # The file is as it was when saved: one digest instead of one per entry and pair.
         snapshot.remember(dict(zip(keys, ordered)))
         return False
-    scores = saved.get("scores")
-    if not isinstance(scores, dict):
+    scores = _scores_by_digest(rest)
+    if scores is None:
         return True
     found = {}
     for key in todo:
         value = scores.get(_digest(key))
-        if isinstance(value, int | float) and not isinstance(value, bool):
+        if type(value) in _NUMBER_TYPES:
             found[key] = float(value)
     snapshot.remember(found)
     return len(found) < len(todo)
@@ -118,11 +134,11 @@ def save(store_path: Path, raw: str, entries: list[str]) -> None:
         scores[_digest(key)] = value
         if ordered is not None:
             ordered.append(value)
-    payload = {"version": VERSION, "scorer": scorer.version(), "scores": scores,
-               "file": _digest(raw) if ordered is not None else "", "ordered": ordered or []}
+    head = {"version": VERSION, "scorer": scorer.version(),
+            "file": _digest(raw) if ordered is not None else "", "ordered": ordered or []}
+    lines = [json.dumps(part, separators=(",", ":")) for part in (head, scores)]
     try:
-        atomic_write_bytes(cache_path(store_path),
-                           json.dumps(payload, separators=(",", ":")).encode("utf-8"),
+        atomic_write_bytes(cache_path(store_path), "\n".join(lines).encode("utf-8") + b"\n",
                            durable=False)
     except OSError as exc:  # a read-only folder: the next process scores again, that is all
         log.debug("could not save risk scores beside %s: %s", store_path, exc)

@@ -55,6 +55,13 @@ def fresh_process() -> None:
     verdicts._RECALLED.clear()
 
 
+def saved(store: MemoryStore) -> tuple[dict, dict]:
+    """The cache's two lines: the scorer, the file's digest and its scores in order; then the
+    scores by each text's digest."""
+    head, scores = verdicts.cache_path(store.path("memory")).read_text(encoding="utf-8").splitlines()
+    return json.loads(head), json.loads(scores)
+
+
 def write(store: MemoryStore, entries: list[str], target: str = "memory") -> None:
     path = store.path(target)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -90,15 +97,39 @@ def test_a_poisoned_entry_is_withheld_by_every_process(home: Path, scans: Scored
         fresh_process()
         block = store.snapshot().memory
         assert POISON not in block and "override_instructions" in block
-    saved = json.loads(verdicts.cache_path(store.path("memory")).read_text(encoding="utf-8"))
-    assert saved["scores"][verdicts._digest(POISON)] >= 6
+    head, scores = saved(store)
+    assert scores[verdicts._digest(POISON)] >= 6
     # The entries, and the pairs of adjacent entries (not the withheld entry's: it is out).
-    assert len(saved["scores"]) == len(FACTS) + 1 + len(FACTS) - 1
+    assert len(scores) == len(FACTS) + 1 + len(FACTS) - 1
+    assert head["file"] == "" and head["ordered"] == []  # the file as a whole is not vouched for
+
+
+def test_an_unchanged_file_is_vouched_for_by_the_first_line_alone(home: Path,
+                                                                 scans: list[str]) -> None:
+    """The scores by digest are read only for a file that changed since they were saved: a
+    damaged second line costs the unchanged file nothing, and the changed one its rescoring."""
+    store = MemoryStore(home)
+    write(store, FACTS)
+    store.snapshot()
+    head, scores = saved(store)
+    assert head["ordered"] == [scores[verdicts._digest(key)] for key in
+                               [*FACTS, *snapshot.pairs(FACTS)]]
+    cache = verdicts.cache_path(store.path("memory"))
+    cache.write_text(json.dumps(head) + "\n{damaged\n", encoding="utf-8")
+    fresh_process()
+    scans.clear()
+    assert "Fact number 5" in store.snapshot().memory
+    assert scans == []
+    write(store, [*FACTS, POISON])
+    fresh_process()
+    assert POISON not in store.snapshot().memory
+    assert scans.entries() == sorted([*FACTS, POISON])  # nothing could be read: all rescored
 
 
 @pytest.mark.parametrize("content", [
     b"{not json", b"\xff\xfe", b"[]", b'{"version": 2}',
     b'{"version": 2, "scorer": "another scorer", "scores": {}}',
+    b'{"version": 3, "scorer": "another scorer", "file": "", "ordered": []}\n{}\n',
 ])
 def test_an_unreadable_or_foreign_cache_is_ignored(home: Path, scans: list[str],
                                                     content: bytes) -> None:
@@ -108,7 +139,7 @@ def test_an_unreadable_or_foreign_cache_is_ignored(home: Path, scans: list[str],
     cache.write_bytes(content)
     block = store.snapshot().memory
     assert POISON not in block and scans.entries() == sorted([*FACTS, POISON])
-    assert json.loads(cache.read_text(encoding="utf-8"))["scorer"] == scorer.version()
+    assert saved(store)[0]["scorer"] == scorer.version()
 
 
 def test_a_cache_for_other_text_vouches_for_nothing_here(home: Path, scans: list[str]) -> None:
