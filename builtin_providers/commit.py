@@ -167,7 +167,7 @@ class StoreFile:
     def unsettled(self, text: str | None) -> bool:
         """Whether ``text`` (the file as read without the lock; ``None`` when it could not be
         decoded) may lack a committed write."""
-        last = journal.state(self.journal).last
+        last = journal.newest(self.journal)
         return last is not None and last["text"] != text
 
     def settle(self, text: str | None, data: bytes | None, ident: list[int] | None) -> str | None:

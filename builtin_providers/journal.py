@@ -22,7 +22,8 @@ escapes NUL, so a record never holds one.
 
 Readers need no lock: each process keeps, per journal, the offset it has read to and what the
 records it read add up to, and reads only what was appended since (two small reads when nothing
-was).
+was). A session start needs only the newest committed text (:func:`newest`), and decodes only
+that record.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memhost.builtin_providers.journal_records import decode, encode, has_text, to_line
+from memhost.builtin_providers.journal_records import decode, encode, has_text, intact, to_line
 from memhost.files import atomic_write_bytes
 
 SUFFIX = ".journal"
@@ -164,6 +165,68 @@ def state(path: Path, *, writable: bool = False, reread: bool = True) -> State:
         handle.close()
         raise OSError(exc.errno, exc.strerror, str(path)) from None
     return current
+
+
+def newest(path: Path) -> dict[str, Any] | None:
+    """``state(path).last`` (the text the memory file must hold), for a reader that needs
+    nothing else: a session start checking that a crash kept no committed write out of the file.
+
+    A process that follows the journal already (it wrote, or read it whole) reads only what was
+    appended since. Otherwise the records are checked as :func:`state` reads them (checksum and
+    generation, up to the first that fails) but only the newest that carries a text or cancels
+    one is decoded: a fresh process no longer decodes every record since the last checkpoint
+    (up to ~128 of them, a few milliseconds) to learn what the last one says.
+    """
+    handle = _HANDLES.get(path)
+    if handle is not None and handle.fd is not None:
+        return state(path).last
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return state(path).last  # as the full read would: it says what is wrong
+    try:
+        data = _used(fd)
+    finally:
+        os.close(fd)
+    head, newline, _ = data.partition(b"\n")
+    gen = _generation(head + newline)
+    if not gen:
+        return None
+    prefix = b'{"g":%d,' % gen
+    lines, pos = [], len(head) + 1
+    while (end := data.find(b"\n", pos)) >= 0:
+        line = data[pos:end]
+        if not intact(line):
+            break
+        if not line.startswith(prefix, 9):  # not as to_line writes it: read it as state() would
+            record = decode(line)
+            if record is None or record.get("g") != gen:
+                break
+        lines.append(line)
+        pos = end + 1
+    for line in reversed(lines):
+        record = decode(line)
+        if record is not None and has_text(record):
+            return record
+        if record is not None and record.get("cancel"):
+            return None  # the write it cancels never reached the file
+    return None
+
+
+def _used(fd: int) -> bytes:
+    """The journal's bytes up to its unused, zeroed rest."""
+    chunks, offset, want = [], 0, 64 << 10
+    while True:
+        chunk = _pread(fd, want, offset)
+        stop = chunk.find(b"\0")
+        if stop >= 0 or len(chunk) < want:
+            chunks.append(chunk if stop < 0 else chunk[:stop])
+            return b"".join(chunks)
+        chunks.append(chunk)
+        offset += len(chunk)
+        want = min(want * 2, 4 << 20)
 
 
 def _generation(head: bytes) -> int:

@@ -48,16 +48,20 @@ _TEXT_KEY = b',"text":"'
 _AFTER_TEXT = b'","before":'
 
 
+def intact(line: bytes) -> bool:
+    """Whether ``line`` (without its newline) is a record as written: its checksum holds."""
+    try:
+        return len(line) >= 10 and line[8:9] == b" " and int(line[:8], 16) == zlib.crc32(
+            memoryview(line)[9:])
+    except ValueError:
+        return False
+
+
 def decode(line: bytes) -> Record | None:
     """The record on ``line`` (without its newline); None when torn or not a record."""
-    if len(line) < 10 or line[8:9] != b" ":
+    if not intact(line):
         return None
     body = line[9:]
-    try:
-        if int(line[:8], 16) != zlib.crc32(body):
-            return None
-    except ValueError:
-        return None
     at = body.find(_TEXT_KEY)
     end = body.find(_AFTER_TEXT, at + len(_TEXT_KEY)) if at > 0 else -1
     if end > 0:

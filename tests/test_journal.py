@@ -180,3 +180,58 @@ def test_a_torn_or_corrupted_record_is_not_read() -> None:
     assert journal_records.decode(line[:-3]) is None
     assert journal_records.decode(line.replace(b'"T"', b'"U"')) is None
     assert journal_records.decode(b"zzzzzzzz {}") is None
+
+
+def _corrupt_record(path: Path, number: int) -> None:
+    """Flip a byte inside the ``number``-th record (0: the generation's first line)."""
+    data = bytearray(path.read_bytes())
+    start = 0
+    for _ in range(number):
+        start = data.index(b"\n", start) + 1
+    data[start + 20] ^= 0x01
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("case", ["none", "writes", "cancelled", "metadata after", "torn tail",
+                                  "corrupt middle", "corrupt first", "other generation"])
+def test_newest_reads_what_the_whole_read_finds_last(tmp_path: Path, case: str) -> None:
+    """A session start asks only for the newest committed text (journal.newest): whatever the
+    journal holds, it is what reading every record (journal.state) ends with."""
+    store = MemoryStore(tmp_path / "home")
+    path = journal.path_for(store.path("memory"))
+    if case != "none":
+        for text in ("alpha", "beta", "gamma", "delta"):
+            assert store.add("memory", text).ok
+    if case == "cancelled":
+        journal.append(path, {"cancel": True, "meta": {}})
+    elif case == "metadata after":
+        store.update_metadata("memory", "beta", pinned=True)
+    elif case == "torn tail":
+        end = journal.state(path).end
+        with open(path, "r+b") as handle:
+            handle.seek(end)
+            handle.write(b'0badc0de {"g":1,"t":2.0,"text":"half a rec')
+    elif case == "corrupt middle":
+        _corrupt_record(path, 2)
+    elif case == "corrupt first":
+        _corrupt_record(path, 1)
+    elif case == "other generation":
+        data = path.read_bytes()  # a valid first line of generation 7 before records of 1
+        assert data.startswith(journal_records.to_line({"g": 1}))
+        path.write_bytes(data.replace(journal_records.to_line({"g": 1}),
+                                      journal_records.to_line({"g": 7}), 1))
+    store.close()
+    journal.forget(path)
+    light = journal.newest(path)
+    journal.forget(path)
+    whole = journal.state(path).last
+    assert (light is None) == (whole is None)
+    if whole is not None:
+        assert dict(light, text=light["text"]) == dict(whole, text=whole["text"])
+    expected = {"none": None, "writes": "alpha\n§\nbeta\n§\ngamma\n§\ndelta",
+                "cancelled": None, "metadata after": "alpha\n§\nbeta\n§\ngamma\n§\ndelta",
+                "torn tail": "alpha\n§\nbeta\n§\ngamma\n§\ndelta", "corrupt middle": "alpha",
+                "corrupt first": None, "other generation": None}[case]
+    assert (whole["text"] if whole is not None else None) == expected
+    # And this process, following the journal once it has read it, gives the same.
+    assert journal.newest(path) is whole
