@@ -197,17 +197,16 @@ def newest(path: Path) -> dict[str, Any] | None:
     prefix = b'{"g":%d,' % gen
     lines, pos = [], len(head) + 1
     while (end := data.find(b"\n", pos)) >= 0:
-        line = data[pos:end]
-        if not intact(line):
+        if not intact(data, pos, end):
             break
-        if not line.startswith(prefix, 9):  # not as to_line writes it: read it as state() would
-            record = decode(line)
+        if not data.startswith(prefix, pos + 9):  # not as to_line writes it: as state() reads
+            record = decode(data[pos:end])
             if record is None or record.get("g") != gen:
                 break
-        lines.append(line)
+        lines.append((pos, end))
         pos = end + 1
-    for line in reversed(lines):
-        record = decode(line)
+    for start, end in reversed(lines):
+        record = decode(data[start:end])
         if record is not None and has_text(record):
             return record
         if record is not None and record.get("cancel"):
