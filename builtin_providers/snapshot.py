@@ -10,6 +10,8 @@ shown as a ``[BLOCKED: …]`` placeholder while the live entry stays on disk whe
 see and remove it, when
 
 * its score reaches ``injection.refuse_at``; or
+* it holds the value of a secret this process holds (a configured secret's), checked at every
+  session start, since a score kept from before the value became a secret cannot know it; or
 * its score reaches ``injection.stage_at`` and the store did not write it (no sidecar record:
   it was planted in the file by hand or by another program, so no screen and no person saw it;
   an entry a person approved was written by the store); or
@@ -30,6 +32,7 @@ from functools import lru_cache
 from memhost.builtin_providers.entries import DELIMITER, joined_length
 from memhost.security import detector, neutralise, scorer
 from memhost.security.masking import mask_known
+from memhost.security.redact import known_values
 from memhost.security.scorer import Policy
 
 log = logging.getLogger(__name__)
@@ -38,10 +41,12 @@ TITLES = {"memory": "MEMORY (your personal notes)", "user": "USER PROFILE (who t
 RULE = "═" * 46
 DEFAULT_POLICY = Policy()
 TOO_LARGE = float("inf")
+HOLDS_SECRET = "it holds the value of a configured secret"
 
 # Scores by text (an entry, or two adjacent entries joined by the delimiter, which no entry can
 # hold): a session start re-renders mostly unchanged entries, and scores a new one once.
-# memhost.builtin_providers.verdicts keeps them for the next process.
+# memhost.builtin_providers.verdicts keeps them for the next process. They leave out the values
+# of secrets this process holds, which change while it runs: withheld() looks for those itself.
 _SCORES: dict[str, float] = {}
 _SCORES_KEPT = 16384
 _generation = 0  # counts the times the scores were dropped
@@ -68,7 +73,8 @@ def score(text: str) -> float:
     """The risk score of one entry (scoring it when this process has none yet)."""
     value = _SCORES.get(text)
     if value is None:
-        value = TOO_LARGE if len(text) > scorer.MAX_SCAN_CHARS else scorer.assess(text).score
+        value = (TOO_LARGE if len(text) > scorer.MAX_SCAN_CHARS
+                 else scorer.assess(text, held_secrets=False).score)
         _keep(text, value)
     return value
 
@@ -141,11 +147,18 @@ def withheld(entries: list[str], policy: Policy = DEFAULT_POLICY,
     ``reviewed`` holds the entries the store wrote itself (screened, or approved by a person).
     """
     reasons: dict[int, str] = {}
+    held = known_values()
+    if held:
+        for index, entry in enumerate(entries):
+            if any(value in entry for value in held):
+                reasons[index] = HOLDS_SECRET
     known = _SCORES.get
     scores = [known(e) for e in entries]
     if None in scores:
         scores = [score(e) for e in entries]
     for index, (entry, value) in enumerate(zip(entries, scores)):
+        if index in reasons:
+            continue
         if value == TOO_LARGE:
             reasons[index] = "it is too large to scan"
         elif value >= policy.refuse_at:
@@ -209,17 +222,19 @@ def render_block(target: str, entries: list[str], limit: int, filename: str,
     """The framed block for one store, or ``""`` when it has no entries."""
     if not entries:
         return ""
-    block, held = _render(target, tuple(entries), limit, filename, policy, reviewed)
+    block, held = _render(target, tuple(entries), limit, filename, policy, reviewed,
+                          known_values())
     for reason in held:
         log.warning("%s: an entry was withheld from the prompt (%s)", filename, reason)
     return block
 
 
-# Rendering is pure given its arguments, so a session start that finds the entries of the last
-# one (the common case) reuses its block; the warnings above are still logged every time.
+# Rendering is pure given its arguments (the secret values held among them), so a session start
+# that finds the entries of the last one (the common case) reuses its block; the warnings above
+# are still logged every time.
 @lru_cache(maxsize=16)
 def _render(target: str, entries: tuple[str, ...], limit: int, filename: str, policy: Policy,
-            reviewed: frozenset[str]) -> tuple[str, tuple[str, ...]]:
+            reviewed: frozenset[str], held: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
     listed = list(entries)
     blocked = withheld(listed, policy, reviewed)
     shown = [placeholder(filename, blocked[i]) if i in blocked else neutralise.for_prompt(e)

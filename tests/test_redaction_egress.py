@@ -216,7 +216,8 @@ def test_a_secret_value_this_process_holds_is_masked_whatever_it_looks_like(
 def test_a_held_secret_never_reaches_the_prompt_even_from_an_entry_scored_before(
         home: Path) -> None:
     # Saved as an ordinary note (no rule reads it as a secret), then configured as a password:
-    # the entry's saved score predates that, the prompt masks the value all the same.
+    # the entry's saved score predates that; the entry is withheld all the same, as a fresh
+    # score would have it, and memory show says why.
     from memhost.security import masking
 
     plain = "plumtree-harbor-quince"
@@ -235,6 +236,31 @@ def test_a_held_secret_never_reaches_the_prompt_even_from_an_entry_scored_before
     third.start_session("s3")  # reads the saved score: nothing scores the entry again
     try:
         prompt = third.system_prompt()
-        assert plain not in prompt and f"The tea blend is {MASK}." in prompt
+        assert plain not in prompt and "The tea blend" not in prompt
+        assert "[BLOCKED: an entry of MEMORY.md is withheld from the prompt (it holds the " \
+               "value of a configured secret)" in prompt
     finally:
         third.shutdown(timeout=2)
+        masking.forget_all()
+
+
+def test_a_text_scored_before_its_value_became_a_secret_is_refused_after(home: Path) -> None:
+    # The scorer keeps what it read of each text; the values of secrets a process holds are
+    # read on every call, so a text it passed a moment ago is refused once it holds one.
+    from memhost.builtin_providers.store import MemoryStore
+    from memhost.security import masking, scorer
+
+    plain = "plumtree-harbor-quince"
+    text = f"The tea blend is {plain}."
+    store = MemoryStore(home)
+    assert scorer.refusal_reading(text).reasons == ()
+    assert store.add("memory", text).ok and store.remove("memory", "tea blend").ok
+    masking.remember(plain)
+    try:
+        assert "secret_value" in scorer.refusal_reading(text).reasons
+        refused = store.add("memory", text)
+        assert not refused.ok and refused.response.get("blocked_pattern") == "secret_value"
+        assert plain not in json.dumps(refused.response)
+    finally:
+        masking.forget_all()
+    assert store.add("memory", text).ok  # forgotten: an ordinary note again

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 
 from memhost.security import anchors, ciphers, confusables, features, learned, leet, prefilter, unread
-from memhost.security import masking, redact
+from memhost.security import redact
 from memhost.security.lexicon import source_digest
 from memhost.security.text import strip_invisible
 from memhost.security.views import BIDI, readings_of, views
@@ -232,12 +232,31 @@ def _score_view(text: str, view: str) -> dict[str, Evidence]:
     return found
 
 
-@lru_cache(maxsize=8192)
-def assess(text: str, *, learned_reading: bool = True) -> Assessment:
+def assess(text: str, *, learned_reading: bool = True, held_secrets: bool = True) -> Assessment:
     """The risk of ``text`` (its first :data:`MAX_SCAN_CHARS` characters); ``learned_reading``
     adds :mod:`memhost.security.learned`'s evidence (left out for two entries read together: it
     was fitted to single notes, and a pair of ordinary notes is not one; and where only a
-    refusal is asked about, which it never decides: :func:`refusal_reading`)."""
+    refusal is asked about, which it never decides: :func:`refusal_reading`).
+
+    ``held_secrets`` adds the evidence of a secret value this process holds (a configured
+    secret's, :mod:`memhost.security.masking`). Unlike the rest it is not cached with the text:
+    the values held change while a process runs, and a score kept from before a value became a
+    secret would let that value through. A caller that keeps scores (the snapshot, the scores
+    saved across processes) asks without it and checks the held values itself each time."""
+    found = _assess(text, learned_reading)
+    if not held_secrets or not _holds_held_value(text[:MAX_SCAN_CHARS]) \
+            or "secret_value" in found.reasons:
+        return found
+    return Assessment(round(found.score + features.SECRET_WEIGHT, 2),
+                      (*found.evidence, Evidence("secret_value", "text", features.SECRET_WEIGHT)))
+
+
+def _holds_held_value(text: str) -> bool:
+    return any(value in text for value in redact.known_values())
+
+
+@lru_cache(maxsize=8192)
+def _assess(text: str, learned_reading: bool) -> Assessment:
     head = text[:MAX_SCAN_CHARS]
     best, evidence, read = _by_rules(head)
     model = learned.model() if learned_reading else None
@@ -264,7 +283,7 @@ def refusal_reading(text: str) -> Assessment:
 
 def forget() -> None:
     """Forget every cached score (a test or a benchmark that changes how texts are read)."""
-    assess.cache_clear()
+    _assess.cache_clear()
     _by_rules.cache_clear()
 
 
@@ -306,9 +325,10 @@ def _by_rules(head: str) -> tuple[float, tuple[Evidence, ...], tuple[str, ...] |
                                 features.OBFUSCATION_WEIGHT))
             evidence += new
             best = max(best, sum(e.weight for e in found.values()) + features.OBFUSCATION_WEIGHT)
-    # A secret (a configured secret's value, or what egress redaction's detector finds) would sit
-    # in every prompt: it scores as its own evidence, on the write and at the snapshot alike.
-    if masking.holds_secret(head):
+    # A secret would sit in every prompt: it scores as its own evidence, on the write and at the
+    # snapshot alike. What egress redaction's detector finds is read here, with the text; a
+    # configured secret's value is read on every call instead (assess, held_secrets).
+    if redact.holds_secret(head):
         evidence.append(Evidence("secret_value", "text", features.SECRET_WEIGHT))
         best += features.SECRET_WEIGHT
     if not head.isascii():
@@ -330,7 +350,7 @@ def assess_together(first: str, second: str, alone: float) -> Assessment | None:
     when its score is higher, i.e. some feature matched across the boundary (an instruction
     split over two entries).
     """
-    pair = assess(joined(first, second), learned_reading=False)
+    pair = assess(joined(first, second), learned_reading=False, held_secrets=False)
     return pair if pair.score > alone else None
 
 
