@@ -35,7 +35,6 @@ from memhost.security.redact import (
     mask_values,
     redact,
 )
-from memhost.security.redact import holds_secret as detected
 
 T = TypeVar("T")
 
@@ -95,11 +94,6 @@ def forget_all() -> None:
     with _lock:
         _values.clear()
         mask_values(())
-
-
-def holds_secret(text: str) -> bool:
-    """Whether ``text`` holds a remembered secret value or anything the detector finds."""
-    return any(value in text for value in known_values()) or detected(text)
 
 
 def mask_known(text: str) -> str:
