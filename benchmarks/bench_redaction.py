@@ -69,6 +69,22 @@ def turns(lines: list[str], size: int = TURN_BYTES) -> list[str]:
 
 @benchmark("redaction", "secret shapes masked, benign lines changed, µs per KB of turn text")
 def redaction(ctx: Context) -> list[Row]:
+    from memhost.security import masking
+    from memhost.security.redact import known_values
+
+    # What the detector and memhost's rules do to text, not what an earlier benchmark of this
+    # process configured: the postgres rows' DSN, remembered as a secret field's value, is masked
+    # wherever it appears, a docs line quoting the default DSN included.
+    held = known_values()
+    masking.forget_all()
+    try:
+        return _coverage() + _cost(ctx)
+    finally:
+        for value in held:
+            masking.remember(value)
+
+
+def _coverage() -> list[Row]:
     rows: list[Row] = []
     for name in SECRET_SETS:
         cases = load(f"secrets_{name}")
@@ -87,7 +103,6 @@ def redaction(ctx: Context) -> list[Row]:
         rows.append(Row("redaction", f"benign {name}", pct, None, None, "% changed", 1,
                         note=f"{len(changed)}/{len(lines)} lines changed",
                         extra={"lines": len(lines), "changed": changed[:20]}).judge(BENIGN))
-    rows += _cost(ctx)
     return rows
 
 
