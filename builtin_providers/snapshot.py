@@ -43,16 +43,18 @@ DEFAULT_POLICY = Policy()
 TOO_LARGE = float("inf")
 HOLDS_SECRET = "it holds the value of a configured secret"
 
-# Scores by text (an entry, or two adjacent entries joined by the delimiter, which no entry can
-# hold): a session start re-renders mostly unchanged entries, and scores a new one once.
+# Scores by text (an entry, or two adjacent entries as a pair: their key is the tuple, which
+# costs no copy of either text and hashes with their own cached hashes): a session start
+# re-renders mostly unchanged entries, and scores a new one once.
 # memhost.builtin_providers.verdicts keeps them for the next process. They leave out the values
 # of secrets this process holds, which change while it runs: withheld() looks for those itself.
-_SCORES: dict[str, float] = {}
+Key = str | tuple[str, str]
+_SCORES: dict[Key, float] = {}
 _SCORES_KEPT = 16384
 _generation = 0  # counts the times the scores were dropped
 
 
-def _keep(text: str, score: float) -> None:
+def _keep(text: Key, score: float) -> None:
     global _generation
     if len(_SCORES) >= _SCORES_KEPT:
         _SCORES.clear()
@@ -65,8 +67,8 @@ def generation() -> int:
     return _generation
 
 
-def pair_key(first: str, second: str) -> str:
-    return first + DELIMITER + second
+def pair_key(first: str, second: str) -> tuple[str, str]:
+    return (first, second)
 
 
 def score(text: str) -> float:
@@ -92,12 +94,12 @@ def pair_score(first: str, second: str) -> float:
     return value
 
 
-def pairs(entries: list[str]) -> list[str]:
+def pairs(entries: list[str]) -> list[tuple[str, str]]:
     """The keys of the adjacent pairs of ``entries``."""
-    return [pair_key(a, b) for a, b in zip(entries, entries[1:])]
+    return list(zip(entries, entries[1:]))
 
 
-def unscored(keys: Iterable[str]) -> list[str]:
+def unscored(keys: Iterable[Key]) -> list[Key]:
     """The entries (or pair keys) this process has no score for."""
     return [k for k in keys if k not in _SCORES]
 
@@ -127,7 +129,7 @@ def prepare(files: list[list[str]], policy: Policy = DEFAULT_POLICY) -> None:
             pair_score(first, second)
 
 
-def remember(scores: dict[str, float]) -> None:
+def remember(scores: dict[Key, float]) -> None:
     """Record scores computed elsewhere (a write that scored its entry, a saved verdict file)."""
     global _generation
     if len(_SCORES) + len(scores) > _SCORES_KEPT:
@@ -136,7 +138,7 @@ def remember(scores: dict[str, float]) -> None:
     _SCORES.update(scores)
 
 
-def known(text: str) -> float | None:
+def known(text: Key) -> float | None:
     return _SCORES.get(text)
 
 

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from memhost.builtin_providers import snapshot
+from memhost.builtin_providers.entries import DELIMITER
 from memhost.files import atomic_write_bytes
 from memhost.security import scorer
 
@@ -45,7 +46,9 @@ def cache_path(store_path: Path) -> Path:
     return store_path.with_name(store_path.name + ".scan.json")
 
 
-def _digest(text: str) -> str:
+def _digest(key: snapshot.Key) -> str:
+    """The SHA-256 of an entry's text, or of a pair's two texts joined by the delimiter."""
+    text = key if isinstance(key, str) else DELIMITER.join(key)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -84,8 +87,8 @@ def _numbers(values: list[Any]) -> bool:
 _RECALLED: dict[Path, tuple[str, int]] = {}
 
 
-def _keys(entries: list[str]) -> list[str]:
-    return entries + snapshot.pairs(entries)
+def _keys(entries: list[str]) -> list[snapshot.Key]:
+    return [*entries, *snapshot.pairs(entries)]
 
 
 def recall(store_path: Path, raw: str, entries: list[str]) -> bool:
