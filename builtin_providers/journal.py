@@ -174,8 +174,8 @@ def newest(path: Path) -> dict[str, Any] | None:
     A process that follows the journal already (it wrote, or read it whole) reads only what was
     appended since. Otherwise the records are checked as :func:`state` reads them (checksum and
     generation, up to the first that fails) but only the newest that carries a text or cancels
-    one is decoded: a fresh process no longer decodes every record since the last checkpoint
-    (up to ~128 of them, a few milliseconds) to learn what the last one says.
+    one is decoded: a fresh process does not decode every record since the last checkpoint
+    (up to ~128 of them, a few milliseconds) to learn what the newest says.
     """
     handle = _HANDLES.get(path)
     if handle is not None and handle.fd is not None:

@@ -224,19 +224,21 @@ def render_block(target: str, entries: list[str], limit: int, filename: str,
     """The framed block for one store, or ``""`` when it has no entries."""
     if not entries:
         return ""
-    block, held = _render(target, tuple(entries), limit, filename, policy, reviewed,
-                          known_values())
-    for reason in held:
+    block, reasons = _render(target, tuple(entries), limit, filename, policy, reviewed,
+                             known_values())
+    for reason in reasons:
         log.warning("%s: an entry was withheld from the prompt (%s)", filename, reason)
     return block
 
 
-# Rendering is pure given its arguments (the secret values held among them), so a session start
-# that finds the entries of the last one (the common case) reuses its block; the warnings above
-# are still logged every time.
+# Rendering is pure given its arguments, so a session start that finds the entries of the last
+# one (the common case) reuses its block; the warnings above are still logged every time.
+# ``secret_values`` (the values held, which withheld() reads) is there to key the cache: a block
+# rendered before a value became a secret is not reused after.
 @lru_cache(maxsize=16)
 def _render(target: str, entries: tuple[str, ...], limit: int, filename: str, policy: Policy,
-            reviewed: frozenset[str], held: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
+            reviewed: frozenset[str], secret_values: tuple[str, ...],
+            ) -> tuple[str, tuple[str, ...]]:
     listed = list(entries)
     blocked = withheld(listed, policy, reviewed)
     shown = [placeholder(filename, blocked[i]) if i in blocked else neutralise.for_prompt(e)
