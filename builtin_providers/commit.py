@@ -32,9 +32,11 @@ import contextlib
 import logging
 import os
 import secrets
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from filelock import Timeout
 from memhost.builtin_providers import crashpoints, entrymeta, journal, journal_records
 from memhost.builtin_providers.archive import Archive
 from memhost.builtin_providers.entries import DELIMITER, remember_committed
@@ -44,6 +46,11 @@ log = logging.getLogger(__name__)
 
 #: A checkpoint sizes the next journal generation to hold this many of the largest records seen.
 RECORDS_PER_JOURNAL = 128
+#: A store closed by a process that wrote to it folds its journal in when it holds more records
+#: than this (:meth:`StoreFile.fold_in`).
+FOLD_AT_CLOSE = 16
+#: How long a close waits for another writer's lock before it leaves the fold to a later write.
+FOLD_LOCK_TIMEOUT = 0.5
 
 
 _TEMP_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
@@ -117,6 +124,7 @@ class StoreFile:
         #: write reads them back, and finding them unchanged needs no decoding or hashing.
         self._written: tuple[bytes, str] | None = None
         self._open = True
+        self._wrote = False  # whether this process appended to the journal
         journal.retain(self.journal)
 
     def close(self) -> None:
@@ -258,6 +266,7 @@ class StoreFile:
 
     def _append(self, record: dict[str, Any], entries: list[str],
                 encoded_text: str | None = None) -> None:
+        self._wrote = True
         current = journal.state(self.journal, writable=True, reread=False)
         if not current.gen:
             journal.start(self.journal, size=self._size(0), gen=1)
@@ -275,6 +284,28 @@ class StoreFile:
         except (OSError, journal.Full) as exc:  # the next write will finish this one instead
             log.error("could not cancel a write to %s that failed after its commit (%s); the "
                       "next write will complete it", self.path, exc)
+
+    def fold_in(self, checkpoint: Callable[[float], None]) -> None:
+        """Checkpoint a journal of more than :data:`FOLD_AT_CLOSE` records when this process
+        wrote to it: what a store does as it is closed. ``checkpoint(timeout)`` takes the lock
+        (waiting at most ``timeout`` seconds) and checkpoints.
+
+        A session start checks every record since the last checkpoint (journal.newest): ~0.3 ms
+        a file for a journal of ~80 records of 3 KB, against next to nothing for a folded one. A
+        process that wrote pays the checkpoint's syncs once, as it closes, so the next process
+        starts from few records; one killed before it closes leaves them to the next write. It
+        never waits long for the lock and never raises: a failure is logged and the journal
+        stays as it is, which loses nothing."""
+        if not self._wrote or journal.state(self.journal).records <= FOLD_AT_CLOSE:
+            return
+        try:
+            checkpoint(FOLD_LOCK_TIMEOUT)
+            self._wrote = False
+        except Timeout:
+            log.debug("%s is locked by another writer; its journal is folded in later", self.path)
+        except Exception as exc:  # noqa: BLE001 - a close has no one to hand an error to
+            log.warning("could not fold %s into %s as the store closed (%s); the next write "
+                        "will", self.journal.name, self.path.name, exc)
 
     # -- checkpoints --------------------------------------------------------------------------
 

@@ -33,6 +33,7 @@ import errno
 import os
 import threading
 from dataclasses import dataclass, field
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -171,12 +172,10 @@ def newest(path: Path) -> dict[str, Any] | None:
     """``state(path).last`` (the text the memory file must hold), for a reader that needs
     nothing else: a session start checking that a crash kept no committed write out of the file.
 
-    A process that follows the journal already (it wrote, or read it whole) reads only what was
+    A process that follows the journal already (it wrote, or read it whole) reads what was
     appended since. Otherwise the records are checked as :func:`state` reads them (checksum and
-    generation, up to the first that fails) but only the newest that carries a text or cancels
-    one is decoded: a fresh process does not decode every record since the last checkpoint
-    (up to ~128 of them, a few milliseconds) to learn what the newest says.
-    """
+    generation, up to the first that fails), and only the newest that carries a text or cancels
+    one is decoded: not every record since the last checkpoint (up to ~128, a few ms)."""
     handle = _HANDLES.get(path)
     if handle is not None and handle.fd is not None:
         return state(path).last
@@ -187,25 +186,30 @@ def newest(path: Path) -> dict[str, Any] | None:
     except OSError:
         return state(path).last  # as the full read would: it says what is wrong
     try:
-        data = _used(fd)
+        return _newest(fd)
     finally:
         os.close(fd)
-    head, newline, _ = data.partition(b"\n")
-    gen = _generation(head + newline)
+
+
+def _newest(fd: int) -> dict[str, Any] | None:
+    lines = _lines(fd)
+    header = next(lines, None)
+    gen = _generation(header[0][header[1]:header[2] + 1]) if header is not None else 0
     if not gen:
         return None
     prefix = b'{"g":%d,' % gen
-    lines, pos = [], len(head) + 1
-    while (end := data.find(b"\n", pos)) >= 0:
-        if not intact(data, pos, end):
-            break
-        if not data.startswith(prefix, pos + 9):  # not as to_line writes it: as state() reads
-            record = decode(data[pos:end])
+    valid = []
+    for data, start, end in lines:
+        if not data.startswith(prefix, start + 9):
+            if data.startswith(b'{"g":', start + 9):
+                break  # a record of an older generation, left behind this one's
+            record = decode(data[start:end])  # not as to_line writes it: read as state() does
             if record is None or record.get("g") != gen:
                 break
-        lines.append((pos, end))
-        pos = end + 1
-    for start, end in reversed(lines):
+        elif not intact(data, start, end):
+            break
+        valid.append((data, start, end))
+    for data, start, end in reversed(valid):
         record = decode(data[start:end])
         if record is not None and has_text(record):
             return record
@@ -214,18 +218,27 @@ def newest(path: Path) -> dict[str, Any] | None:
     return None
 
 
-def _used(fd: int) -> bytes:
-    """The journal's bytes up to its unused, zeroed rest."""
-    chunks, offset, want = [], 0, 64 << 10
+#: Read at a time by :func:`_lines`: a reader stopping at the end of the generation (after its
+#: header, when a checkpoint left older records behind it) reads little.
+_CHUNK = 32 << 10
+
+
+def _lines(fd: int) -> Iterator[tuple[bytes, int, int]]:
+    """The journal's complete lines, up to its unused zeroed rest, as ``(chunk, start, end)``
+    (the line is ``chunk[start:end]``, without its newline): no line is copied to be checked."""
+    offset, want = 0, _CHUNK
     while True:
         chunk = _pread(fd, want, offset)
         stop = chunk.find(b"\0")
+        data = chunk if stop < 0 else chunk[:stop]
+        pos = 0
+        while (end := data.find(b"\n", pos)) >= 0:
+            yield data, pos, end
+            pos = end + 1
         if stop >= 0 or len(chunk) < want:
-            chunks.append(chunk if stop < 0 else chunk[:stop])
-            return b"".join(chunks)
-        chunks.append(chunk)
-        offset += len(chunk)
-        want = min(want * 2, 4 << 20)
+            return
+        offset += pos
+        want = _CHUNK if pos else want * 2  # a line longer than what was read: read more
 
 
 def _generation(head: bytes) -> int:

@@ -143,10 +143,10 @@ class MemoryStore(Maintenance):
         return [p for target in TARGETS if self.enabled[target]
                 for p in entrymeta.problems(self.path(target))]
 
-    def checkpoint(self, target: str) -> None:
+    def checkpoint(self, target: str, *, timeout: float | None = None) -> None:
         """Fold the journal of ``target`` into the archive and the sidecar now (it happens by
-        itself when the journal is full)."""
-        with locked(self.path(target), self.lock_timeout):
+        itself when the journal is full, and as a store that wrote much is closed)."""
+        with locked(self.path(target), self.lock_timeout if timeout is None else timeout):
             raw, _ = self._read_for_write(target)
             self._files[target].checkpoint(parse(raw))
 
@@ -228,9 +228,10 @@ class MemoryStore(Maintenance):
         return [(entry, entrymeta.for_entry(meta, entry)) for entry in self.entries(target)]
 
     def close(self) -> None:
-        """Release what the store keeps open between writes (its journals' descriptors); a
-        write after this still works, and reopens them."""
-        for file in self._files.values():
+        """Fold in a journal this process wrote many records to (StoreFile.fold_in), then let
+        go of the journals' descriptors; a write after this reopens them."""
+        for target, file in self._files.items():
+            file.fold_in(lambda wait, target=target: self.checkpoint(target, timeout=wait))
             file.close()
 
     def subscribe(self, listener: Listener) -> None:

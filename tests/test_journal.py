@@ -235,3 +235,79 @@ def test_newest_reads_what_the_whole_read_finds_last(tmp_path: Path, case: str) 
     assert (whole["text"] if whole is not None else None) == expected
     # And this process, following the journal once it has read it, gives the same.
     assert journal.newest(path) is whole
+
+
+def _written_with_churn(home: Path, notes: int) -> MemoryStore:
+    store = MemoryStore(home)
+    assert store.add("memory", "kept: the build uses make").ok
+    for number in range(notes):
+        assert store.add("memory", f"note {number} for one task").ok
+        assert store.remove("memory", f"note {number} for").ok
+    return store
+
+
+def test_a_store_closed_after_many_writes_folds_its_journal_in(tmp_path: Path) -> None:
+    store = _written_with_churn(tmp_path / "home", 12)  # 25 records after the header
+    path = journal.path_for(store.path("memory"))
+    before = journal.state(path)
+    assert before.records > 16
+    metadata = store.metadata("memory")
+    store.close()
+    journal.forget(path)
+    after = journal.state(path)
+    assert after.gen == before.gen + 1 and after.records == 1 and after.last is None
+    # Nothing lost on the way: the file, each entry's metadata, every removed note archived.
+    reopened = MemoryStore(tmp_path / "home")
+    assert reopened.entries("memory") == ["kept: the build uses make"]
+    assert reopened.metadata("memory") == metadata
+    assert sorted(a.text for a in reopened.archive.entries()) == sorted(
+        f"note {n} for one task" for n in range(12))
+    assert reopened.add("memory", "a write after the fold works").ok
+
+
+def test_a_close_folds_nothing_it_need_not(tmp_path: Path) -> None:
+    # Few records: left as they are.
+    few = _written_with_churn(tmp_path / "few", 3)
+    path = journal.path_for(few.path("memory"))
+    records = journal.state(path).records
+    few.close()
+    journal.forget(path)
+    assert journal.state(path).records == records
+    # A store of this process that only read: another writer's journal is not its to fold.
+    writer = _written_with_churn(tmp_path / "read", 12)
+    path = journal.path_for(writer.path("memory"))
+    records = journal.state(path).records
+    reader = MemoryStore(tmp_path / "read")
+    assert reader.entries("memory") == ["kept: the build uses make"]
+    reader.close()
+    journal.forget(path)
+    assert journal.state(path).records == records
+
+
+def test_a_close_does_not_wait_for_a_busy_lock(tmp_path: Path) -> None:
+    import time
+
+    from memhost.builtin_providers import commit
+
+    store = _written_with_churn(tmp_path / "home", 12)
+    path = journal.path_for(store.path("memory"))
+    records = journal.state(path).records
+    script = textwrap.dedent(f"""
+        import sys, time
+        from pathlib import Path
+        from memhost.files import locked
+        with locked(Path({str(store.path("memory"))!r}), 5):
+            print("held", flush=True)
+            time.sleep(3)
+    """)
+    holder = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        started = time.monotonic()
+        store.close()  # neither waits out the other writer nor raises
+        assert time.monotonic() - started < commit.FOLD_LOCK_TIMEOUT + 1
+    finally:
+        holder.kill()
+        holder.wait()
+    journal.forget(path)
+    assert journal.state(path).records == records  # left for a later write to fold in
