@@ -145,7 +145,7 @@ class MemoryStore(Maintenance):
 
     def checkpoint(self, target: str, *, timeout: float | None = None) -> None:
         """Fold the journal of ``target`` into the archive and the sidecar now (it happens by
-        itself when the journal is full, and as a store that wrote much is closed)."""
+        itself when the journal is full, and as a store that wrote to a long one is closed)."""
         with locked(self.path(target), self.lock_timeout if timeout is None else timeout):
             raw, _ = self._read_for_write(target)
             self._files[target].checkpoint(parse(raw))
@@ -228,7 +228,7 @@ class MemoryStore(Maintenance):
         return [(entry, entrymeta.for_entry(meta, entry)) for entry in self.entries(target)]
 
     def close(self) -> None:
-        """Fold in a journal this process wrote many records to (StoreFile.fold_in), then let
+        """Fold in a long journal this process wrote to (StoreFile.fold_in), then let
         go of the journals' descriptors; a write after this reopens them."""
         for target, file in self._files.items():
             file.fold_in(lambda wait, target=target: self.checkpoint(target, timeout=wait))
