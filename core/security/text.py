@@ -12,22 +12,34 @@ Scanners and detectors look at :func:`strip_invisible` of a text; a person is sh
 
 from __future__ import annotations
 
-import regex
+from functools import cache
+from typing import TYPE_CHECKING
 
-INVISIBLE = regex.compile(r"[\p{Default_Ignorable_Code_Point}\p{Cf}]")
+if TYPE_CHECKING:
+    import regex
+
+
+@cache
+def _invisible() -> regex.Pattern[str]:
+    """The pattern of every invisible character. ``regex`` and its Unicode tables are imported
+    the first time a text that is not ASCII is looked at (~8 ms): a process whose notes are all
+    ASCII, the usual case, never pays for them."""
+    import regex
+
+    return regex.compile(r"[\p{Default_Ignorable_Code_Point}\p{Cf}]")
 
 
 def has_invisible(text: str) -> bool:
     """Whether ``text`` holds any invisible character."""
     # ASCII has none, and most text is ASCII: skip the Unicode-property search for it.
-    return not text.isascii() and INVISIBLE.search(text) is not None
+    return not text.isascii() and _invisible().search(text) is not None
 
 
 def strip_invisible(text: str) -> str:
     """``text`` without its invisible characters (the text a scanner should judge)."""
     if text.isascii():
         return text
-    return INVISIBLE.sub("", text)
+    return _invisible().sub("", text)
 
 
 def _notation(match: regex.Match[str]) -> str:
@@ -40,4 +52,4 @@ def reveal_invisible(text: str) -> str:
     a person to see what a model would read."""
     if text.isascii():
         return text
-    return INVISIBLE.sub(_notation, text)
+    return _invisible().sub(_notation, text)
