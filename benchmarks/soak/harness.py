@@ -186,7 +186,9 @@ class Soak:
                 self.stats.repairs += 1
                 self.log(kind="repair", path=str(path))
 
-    def fill(self, now: float) -> None:
+    def fill(self, now: float) -> bool:
+        """Fill a store nearly to its budget; False when the add was refused for another reason
+        (the file drifted a moment ago, its lock was busy): tried again shortly."""
         home = self.rng.choice(self.homes)
         target = self.rng.choice(("memory", "user"))
         store = self.store(home)
@@ -196,7 +198,7 @@ class Soak:
         room = store.limits[target] - len("\n§\n".join(store.entries(target))) - 3 - len(label) - 1
         if room < 40:
             self.stats.already_full += 1
-            return
+            return True
         text = f"{label} " + ("The user keeps a long list of project conventions. " * 40)[:room - 5].strip()
         args = {"action": "add", "target": target, "content": text}
         outcome = store.add(target, text, origin="foreground", session_id="harness")
@@ -205,6 +207,7 @@ class Soak:
                      **committed(args, outcome.response))
             self.fillers.append((home, target, label, now + self.rng.uniform(2.0, 5.0)))
             self.stats.fillers += 1
+        return outcome.ok
 
     def unfill(self, home: Path, target: str, label: str) -> None:
         outcome = self.store(home).remove(target, label, session_id="harness")
