@@ -36,10 +36,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from filelock import Timeout
 from memhost.builtin_providers import crashpoints, entrymeta, journal, journal_records
 from memhost.builtin_providers.archive import Archive
 from memhost.builtin_providers.entries import DELIMITER, remember_committed
+from memhost import locking
 from memhost.files import PRIVATE_FILE, atomic_write_bytes, fsync_dir, temp_writer_gone
 
 log = logging.getLogger(__name__)
@@ -301,7 +301,7 @@ class StoreFile:
         try:
             checkpoint(FOLD_LOCK_TIMEOUT)
             self._wrote = False
-        except Timeout:
+        except locking.Timeout:
             log.debug("%s is locked by another writer; its journal is folded in later", self.path)
         except Exception as exc:  # noqa: BLE001 - a close has no one to hand an error to
             log.warning("could not fold %s into %s as the store closed (%s); the next write "

@@ -20,7 +20,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from filelock import Timeout
 from memhost.builtin_providers import (
     batch,
     budget,
@@ -56,6 +55,7 @@ from memhost.builtin_providers.snapshot import (
     render_block,
     usage_text,
 )
+from memhost import locking
 from memhost.files import locked
 from memhost.home import memories_dir
 from memhost.security.screen import Screen
@@ -194,7 +194,7 @@ class MemoryStore(Maintenance):
                     raw, _ = self._read_for_write(target)
             if raw is None:
                 raw = self.read_raw(target)  # raises Unreadable again
-        except (Unreadable, OSError, Timeout) as exc:
+        except (Unreadable, OSError, locking.Timeout) as exc:
             log.warning("%s could not be read (%s); it is left out of this session's prompt",
                         self.path(target), exc)
             return None
@@ -349,7 +349,7 @@ class MemoryStore(Maintenance):
                         # entries are still live.)
                         return fail(f"Could not save {FILENAMES[target]}: {exc}. Nothing was "
                                      "changed; memory is as it was before this call.")
-        except Timeout:
+        except locking.Timeout:
             return fail(f"{FILENAMES[target]} is locked by another process (waited "
                          f"{self.lock_timeout:g}s). Nothing was changed; try again shortly.")
         except OSError as exc:
@@ -387,7 +387,7 @@ class MemoryStore(Maintenance):
 
         try:  # the fullness history behind doctor's trend; optional
             record_usage(self.folder, target, used, self.limits[target], now)
-        except (OSError, Timeout) as exc:
+        except (OSError, locking.Timeout) as exc:
             log.warning("could not update the usage history in %s: %s", self.folder, exc)
 
 

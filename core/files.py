@@ -26,10 +26,12 @@ import time
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from filelock import FileLock, Timeout
-from memhost.locking import FlockLock, ProcessLock, process_lock
+from memhost.locking import FlockLock, ProcessLock, process_lock, timed_out
+
+if TYPE_CHECKING:
+    from filelock import FileLock
 
 PRIVATE_FILE = 0o600
 PRIVATE_DIR = 0o700
@@ -220,6 +222,8 @@ def lock_for(path: Path, timeout: float = 30.0) -> FileLock:
 
     For read-modify-write use :func:`locked`, which reuses one lock per path in a process.
     """
+    from filelock import FileLock
+
     ensure_private_dir(path.parent)
     return FileLock(str(path) + ".lock", timeout=timeout, mode=PRIVATE_FILE)
 
@@ -280,7 +284,7 @@ def locked(path: Path, timeout: float = 30.0) -> Iterator[None]:
         ensure_private_dir(path.parent)  # filelock may make a missing folder with a looser mode
     deadline = time.monotonic() + timeout
     if not lock.thread.acquire(timeout=-1 if timeout < 0 else timeout):
-        raise Timeout(lock_file)
+        raise timed_out(lock_file)
     try:
         try:
             lock.file.acquire(timeout if timeout < 0 else max(0.0, deadline - time.monotonic()))

@@ -27,9 +27,8 @@ import _thread
 import os
 import stat
 import time
-from typing import Protocol
+from typing import Any, Protocol
 
-from filelock import FileLock, Timeout
 
 try:
     import fcntl
@@ -111,7 +110,7 @@ def _wait_for(fd: int, lock_file: str, deadline: float | None) -> None:
         fcntl.flock(fd, fcntl.LOCK_EX)
         return
     if deadline <= time.monotonic():
-        raise Timeout(lock_file)
+        raise timed_out(lock_file)
     _BlockingWait(fd).wait(lock_file, deadline)
 
 
@@ -160,7 +159,7 @@ class _BlockingWait:
             with _WAITS:
                 if not self.done:
                     self.abandoned = True
-                    raise Timeout(lock_file)
+                    raise timed_out(lock_file)
             if self.error is not None:
                 raise self.error
             got = True
@@ -192,6 +191,8 @@ class _FallbackLock:
     __slots__ = ("_lock",)
 
     def __init__(self, lock_file: str) -> None:
+        from filelock import FileLock
+
         self._lock = FileLock(lock_file, mode=PRIVATE_FILE, thread_local=False)
 
     def acquire(self, timeout: float) -> object:
@@ -216,4 +217,23 @@ def process_lock(lock_file: str) -> ProcessLock:
     return _FallbackLock(lock_file)
 
 
-__all__ = ["FlockLock", "ProcessLock", "Timeout", "process_lock"]
+def timed_out(lock_file: str) -> Exception:
+    """The exception a lock that timed out raises: ``filelock.Timeout``, whichever lock it was."""
+    from filelock import Timeout
+
+    return Timeout(lock_file)
+
+
+def __getattr__(name: str) -> Any:
+    # ``Timeout`` is filelock's class, looked up when it is first needed (an ``except
+    # locking.Timeout`` that an exception reaches, a lock that times out): importing filelock
+    # takes ~11 ms, which a process that only reads memory (a session start, most commands)
+    # need not pay.
+    if name == "Timeout":
+        from filelock import Timeout
+
+        return Timeout
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["FlockLock", "ProcessLock", "Timeout", "process_lock", "timed_out"]

@@ -32,7 +32,8 @@ from memhost.files import (
     open_append_private,
     sweep_orphaned_temp_files,
 )
-from memhost.locking import ProcessLock, Timeout, process_lock
+from memhost import locking
+from memhost.locking import ProcessLock, process_lock
 
 log = logging.getLogger(__name__)
 
@@ -170,7 +171,7 @@ class Outbox:
         for path in sorted(self.folder.glob("*.jsonl"), key=_age):
             try:
                 lock = _held(path)
-            except Timeout:
+            except locking.Timeout:
                 continue  # a live manager owns it
             journal = Journal(path, lock)
             if journal.pending():

@@ -236,3 +236,42 @@ def test_a_waiter_is_handed_the_lock_by_the_kernel_not_by_a_poll(
     assert "error" not in outcome and "at" in outcome, outcome
     assert thread.ident not in sleepers
     waiter.release()
+
+
+def test_filelock_is_imported_when_a_lock_needs_it_not_before(tmp_path: Path) -> None:
+    """memhost.locking.Timeout is filelock's class, looked up on first use: a process that reads
+    memory (a session start, a listing) never imports filelock (~11 ms); one whose lock times
+    out gets filelock's exception, caught where memhost catches it."""
+    assert locking.Timeout is Timeout
+    home = tmp_path / "home"
+    script = textwrap.dedent(f"""
+        import sys
+        from pathlib import Path
+        from memhost.builtin_providers.provider import BuiltinProvider
+        from memhost.builtin_providers.store import MemoryStore
+        home = Path({str(home)!r})
+        (home / "memories").mkdir(parents=True)
+        (home / "memories" / "MEMORY.md").write_text("Uses make\\n§\\nLikes tea", encoding="utf-8")
+        provider = BuiltinProvider(MemoryStore(home))
+        provider.initialize(session_id="s", home=home, context="primary")
+        assert "Likes tea" in provider.prompt_fragment()
+        assert "filelock" not in sys.modules, "a session start imported filelock"
+        store = MemoryStore(home)
+        assert store.add("memory", "Prefers short answers").ok  # a write locks: flock, still
+        assert "filelock" not in sys.modules
+        from memhost.files import locked
+        with locked(store.path("memory")):
+            import threading
+            outcome = []
+            def write():
+                outcome.append(MemoryStore(home, lock_timeout=0.2).add("memory", "Waits"))
+            thread = threading.Thread(target=write)
+            thread.start()
+            thread.join()
+        assert not outcome[0].ok and "locked by another process" in outcome[0].response["error"]
+        assert "filelock" in sys.modules
+        print("ok")
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]

@@ -15,8 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from filelock import Timeout
-
+from memhost import locking
 from memhost.builtin_providers.store import FILENAMES
 from memhost.files import atomic_write_json, ensure_private_dir, locked, read_json_or
 
@@ -127,7 +126,7 @@ class PendingStore:
             try:
                 with locked(self._lock_path, timeout=0):
                     self._sweep_temp_files()
-            except (Timeout, OSError):
+            except (locking.Timeout, OSError):
                 pass  # someone is staging right now; their temp file is alive
         try:
             paths = sorted(self.folder.glob("*.json"))
