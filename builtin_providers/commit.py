@@ -36,10 +36,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from memhost import locking
 from memhost.builtin_providers import crashpoints, entrymeta, journal, journal_records
 from memhost.builtin_providers.archive import Archive
 from memhost.builtin_providers.entries import DELIMITER, remember_committed
-from memhost import locking
 from memhost.files import PRIVATE_FILE, atomic_write_bytes, fsync_dir, temp_writer_gone
 
 log = logging.getLogger(__name__)

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from memhost import locking
 from memhost.builtin_providers import (
     batch,
     budget,
@@ -55,7 +56,6 @@ from memhost.builtin_providers.snapshot import (
     render_block,
     usage_text,
 )
-from memhost import locking
 from memhost.files import locked
 from memhost.home import memories_dir
 from memhost.security.screen import Screen

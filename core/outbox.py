@@ -26,13 +26,13 @@ from typing import Any
 
 import orjson
 
+from memhost import locking
 from memhost.files import (
     atomic_write_bytes,
     ensure_private_dir,
     open_append_private,
     sweep_orphaned_temp_files,
 )
-from memhost import locking
 from memhost.locking import ProcessLock, process_lock
 
 log = logging.getLogger(__name__)
