@@ -37,7 +37,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from memhost.builtin_providers.journal_records import decode, encode, has_text, intact, to_line
+from memhost.builtin_providers.journal_records import (decode, encode, generation_of, has_text,
+                                                      intact, to_line)
 from memhost.files import atomic_write_bytes
 
 SUFFIX = ".journal"
@@ -169,13 +170,11 @@ def state(path: Path, *, writable: bool = False, reread: bool = True) -> State:
 
 
 def newest(path: Path) -> dict[str, Any] | None:
-    """``state(path).last`` (the text the memory file must hold), for a reader that needs
-    nothing else: a session start checking that a crash kept no committed write out of the file.
-
-    A process that follows the journal already (it wrote, or read it whole) reads what was
-    appended since. Otherwise the records are checked as :func:`state` reads them (checksum and
-    generation, up to the first that fails), and only the newest that carries a text or cancels
-    one is decoded: not every record since the last checkpoint (up to ~128, a few ms)."""
+    """``state(path).last`` (the text the memory file must hold), for a session start checking
+    that a crash kept no committed write out of the file. A process following the journal
+    reads what was appended since; another checks the records as :func:`state` reads them
+    (checksum and generation, up to the first that fails) and decodes only the newest that
+    carries a text or cancels one, not all since the last checkpoint (up to ~128, a few ms)."""
     handle = _HANDLES.get(path)
     if handle is not None and handle.fd is not None:
         return state(path).last
@@ -197,16 +196,15 @@ def _newest(fd: int) -> dict[str, Any] | None:
     gen = _generation(header[0][header[1]:header[2] + 1]) if header is not None else 0
     if not gen:
         return None
-    prefix = b'{"g":%d,' % gen
     valid = []
     for data, start, end in lines:
-        if not data.startswith(prefix, start + 9):
-            if data.startswith(b'{"g":', start + 9):
-                break  # a record of an older generation, left behind this one's
-            record = decode(data[start:end])  # not as to_line writes it: read as state() does
-            if record is None or record.get("g") != gen:
-                break
-        elif not intact(data, start, end):
+        found = generation_of(data, start)  # an older generation's record ends this one's
+        if found is None:  # not as to_line writes it: read as state() does
+            record = decode(data[start:end])
+            found = record.get("g") if record is not None else None
+        elif found == gen and not intact(data, start, end):
+            break
+        if found != gen:
             break
         valid.append((data, start, end))
     for data, start, end in reversed(valid):
@@ -259,7 +257,8 @@ def _read_on(fd: int, current: State) -> None:
         data = chunk if stop < 0 else chunk[:stop]
         pos = 0
         while (newline := data.find(b"\n", pos)) >= 0:
-            record = decode(data[pos:newline])
+            found = generation_of(data, pos)  # another generation's: stop, nothing decoded
+            record = decode(data[pos:newline]) if found in (None, current.gen) else None
             if record is None or record.get("g") != current.gen:
                 current.end += pos
                 return
@@ -268,8 +267,10 @@ def _read_on(fd: int, current: State) -> None:
         current.end += pos
         if stop >= 0 or len(chunk) < want:
             return  # the rest is unused space, or a torn last line
-        if pos == 0:
+        if pos == 0 and generation_of(data) in (None, current.gen):
             want *= 2  # one record longer than what was read: read more at once
+        elif pos == 0:
+            return  # an older generation's record, left behind this one's
 
 
 def _fold(current: State, record: dict[str, Any], length: int) -> None:

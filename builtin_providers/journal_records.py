@@ -59,6 +59,29 @@ def intact(data: bytes, start: int = 0, end: int | None = None) -> bool:
         return False
 
 
+_GENERATION_KEY = b'{"g":'
+
+
+def generation_of(data: bytes, start: int = 0) -> int | None:
+    """The generation the line at ``start`` names, read from its first bytes as :func:`to_line`
+    writes them (``{"g":N,`` or ``{"g":N}``), without its checksum or any decoding; -1 when no
+    record can start there (no space after the checksum: :func:`intact` would refuse it), None
+    for a line shaped otherwise. A reader that meets an older generation's record, or a piece
+    of one, left behind the current one's (a checkpoint starts the journal over in place)
+    stops there at once."""
+    if len(data) < start + 10 or data[start + 8] != 0x20:
+        return -1
+    at = start + 9 + len(_GENERATION_KEY)
+    if not data.startswith(_GENERATION_KEY, start + 9):
+        return None
+    end = at
+    while end < len(data) and 0x30 <= data[end] <= 0x39:
+        end += 1
+    if end == at or end >= len(data) or data[end] not in b",}":
+        return None
+    return int(data[at:end])
+
+
 def decode(line: bytes) -> Record | None:
     """The record on ``line`` (without its newline); None when torn or not a record."""
     if not intact(line):

@@ -311,3 +311,40 @@ def test_a_close_does_not_wait_for_a_busy_lock(tmp_path: Path) -> None:
         holder.wait()
     journal.forget(path)
     assert journal.state(path).records == records  # left for a later write to fold in
+
+
+def test_generation_of_reads_the_generation_a_line_starts_with() -> None:
+    header = journal_records.to_line({"g": 3})
+    record = journal_records.to_line({"g": 12, "t": 1.0, "text": "x", "before": None})
+    assert journal_records.generation_of(header) == 3
+    assert journal_records.generation_of(record) == 12
+    assert journal_records.generation_of(b"\n" + record, 1) == 12
+    for line in (b"0badc0de {}", b'0badc0de {"g":x}', b'0badc0de {"g":12'):
+        assert journal_records.generation_of(line) is None  # shaped otherwise: decoded
+    for line in (b"", b"zz" * 20, b"half of a record\n"):
+        assert journal_records.generation_of(line) == -1  # no record starts here
+
+
+def test_a_reader_stops_at_an_older_generation_without_decoding_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A checkpoint starts the journal over in place: the older generation's records stay behind
+    # the new header until overwritten. Reading must stop there, and at no cost of decoding one.
+    store = MemoryStore(tmp_path / "home")
+    for number in range(6):
+        assert store.add("memory", f"note {number} " + "with some words " * 20).ok
+    store.checkpoint("memory")
+    path = journal.path_for(store.path("memory"))
+    assert b'"g":1,' in path.read_bytes()  # the older generation is still there
+    decoded: list[bytes] = []
+    real = journal.decode
+
+    def counting(line: bytes) -> object:
+        decoded.append(line)
+        return real(line)
+
+    monkeypatch.setattr(journal, "decode", counting)
+    for read in (lambda: journal.state(path).records, lambda: journal.newest(path)):
+        journal.forget(path)
+        decoded.clear()
+        assert read() in (1, None)  # the header alone; no text record in this generation
+        assert all(journal_records.generation_of(line + b"\n") == 2 for line in decoded)
