@@ -216,8 +216,7 @@ def _newest(fd: int) -> dict[str, Any] | None:
     return None
 
 
-#: Read at a time by :func:`_lines`: a reader stopping at the end of the generation (after its
-#: header, when a checkpoint left older records behind it) reads little.
+#: Read at a time by :func:`_lines`: a reader stopping early (at an older generation) reads little.
 _CHUNK = 32 << 10
 
 
@@ -240,10 +239,11 @@ def _lines(fd: int) -> Iterator[tuple[bytes, int, int]]:
 
 
 def _generation(head: bytes) -> int:
+    # The generation the first line starts, {"g":N} as start() writes it, read without JSON.
     line, newline, _ = head.partition(b"\n")
-    record = decode(line) if newline else None
-    gen = record.get("g") if record is not None else None
-    return gen if isinstance(gen, int) and gen > 0 and len(record) == 1 else 0
+    gen = generation_of(line) if newline else None
+    ok = gen is not None and gen > 0 and line[9:] == b'{"g":%d}' % gen and intact(line)
+    return gen if ok else 0
 
 
 def _read_on(fd: int, current: State) -> None:
