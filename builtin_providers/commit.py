@@ -40,7 +40,13 @@ from memhost import locking
 from memhost.builtin_providers import crashpoints, entrymeta, journal, journal_records
 from memhost.builtin_providers.archive import Archive
 from memhost.builtin_providers.entries import DELIMITER, remember_committed
-from memhost.files import PRIVATE_FILE, atomic_write_bytes, fsync_dir, temp_writer_gone
+from memhost.files import (
+    PRIVATE_FILE,
+    atomic_write_bytes,
+    fsync_dir,
+    read_file,
+    temp_writer_gone,
+)
 
 log = logging.getLogger(__name__)
 
@@ -151,19 +157,9 @@ class StoreFile:
     def read(self) -> tuple[bytes | None, list[int] | None]:
         """The file's bytes and identity; ``(None, None)`` when absent. ``OSError`` otherwise."""
         try:
-            fd = os.open(self._name, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            data, found = read_file(self._name)
         except FileNotFoundError:
             return None, None
-        try:
-            found = os.fstat(fd)
-            data = os.read(fd, found.st_size + 1)
-            if len(data) > found.st_size:  # it grew since the fstat: read the rest
-                chunks = [data]
-                while chunk := os.read(fd, 65_536):
-                    chunks.append(chunk)
-                data = b"".join(chunks)
-        finally:
-            os.close(fd)
         return data, identity(found)
 
     def written_text(self, data: bytes | None) -> str | None:

@@ -56,7 +56,7 @@ from memhost.builtin_providers.snapshot import (
     render_block,
     usage_text,
 )
-from memhost.files import locked
+from memhost.files import locked, read_file
 from memhost.home import memories_dir
 from memhost.security.screen import Screen
 
@@ -107,9 +107,8 @@ class MemoryStore(Maintenance):
 
     def read_raw(self, target: str) -> str:
         """The file's text; ``""`` when absent; :class:`Unreadable` when present but unreadable."""
-        path = self.path(target)
         try:
-            data = path.read_bytes()
+            data, _ = read_file(self.path(target))
         except FileNotFoundError:
             return ""
         except OSError as exc:

@@ -34,7 +34,7 @@ from typing import Any
 
 from memhost.builtin_providers import snapshot
 from memhost.builtin_providers.entries import DELIMITER
-from memhost.files import atomic_write_bytes
+from memhost.files import atomic_write_bytes, read_file
 from memhost.security import scorer
 
 log = logging.getLogger(__name__)
@@ -56,7 +56,7 @@ def _read(path: Path) -> tuple[dict[str, Any], bytes] | None:
     """The saved first line, when it is for this scorer, and the rest unparsed; ``None``
     otherwise."""
     try:
-        head, _, rest = path.read_bytes().partition(b"\n")
+        head, _, rest = read_file(path)[0].partition(b"\n")
         data = json.loads(head)
     except (OSError, ValueError):
         return None

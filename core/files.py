@@ -209,6 +209,24 @@ def atomic_write_json(path: Path, data: Any) -> None:
     atomic_write_text(path, json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
 
 
+def read_file(path: str | Path) -> tuple[bytes, os.stat_result]:
+    """A file's bytes, and its status as it was read: one open, ``fstat`` and read.
+    ``Path.read_bytes`` builds a buffered file object around the same calls, about twice the
+    cost for the small files a session start reads. ``OSError`` as ``open`` raises it."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        found = os.fstat(fd)
+        data = os.read(fd, found.st_size + 1)
+        if len(data) > found.st_size:  # it grew since the fstat: read the rest
+            chunks = [data]
+            while chunk := os.read(fd, 65_536):
+                chunks.append(chunk)
+            data = b"".join(chunks)
+    finally:
+        os.close(fd)
+    return data, found
+
+
 def read_json_or(path: Path, default: Any) -> Any:
     """Read a JSON file, or return ``default`` when it is missing or not valid JSON."""
     try:
