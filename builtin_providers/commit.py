@@ -45,7 +45,7 @@ from memhost.files import (
     atomic_write_bytes,
     fsync_dir,
     read_file,
-    temp_writer_gone,
+    sweep_orphaned_temp_files,
 )
 
 log = logging.getLogger(__name__)
@@ -150,7 +150,7 @@ class StoreFile:
         losable.) Other temp files in the folder (the usage history's) go once their writer's
         process is gone (:func:`memhost.files.temp_writer_gone`).
         """
-        _sweep(self._folder, self._prefix)
+        sweep_orphaned_temp_files(self._folder, held_prefix=self._prefix)
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -332,18 +332,3 @@ class StoreFile:
             return max(self.journal_bytes, 4 * largest)
         wanted = min(RECORDS_PER_JOURNAL * largest, journal.MAX_BYTES)
         return max(wanted, journal.INITIAL_BYTES, 4 * largest)
-
-
-def _sweep(folder: str, prefix: str) -> None:
-    try:
-        names = os.listdir(folder)  # cheaper than Path.glob, which compiles a pattern
-    except OSError:
-        return
-    shortest = len(prefix) + 4
-    for name in names:
-        if not name.endswith(".tmp"):
-            continue
-        # This file's temp files, and any other whose writer is gone (the usage history's).
-        if (name.startswith(prefix) and len(name) >= shortest) or temp_writer_gone(name):
-            with contextlib.suppress(OSError):
-                os.unlink(f"{folder}{os.sep}{name}")

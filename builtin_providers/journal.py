@@ -32,8 +32,8 @@ import contextlib
 import errno
 import os
 import threading
-from dataclasses import dataclass, field
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -191,21 +191,17 @@ def newest(path: Path) -> dict[str, Any] | None:
 
 
 def _newest(fd: int) -> dict[str, Any] | None:
-    lines = _lines(fd)
-    header = next(lines, None)
-    gen = _generation(header[0][header[1]:header[2] + 1]) if header is not None else 0
+    gen = _generation(_pread(fd, _HEAD_BYTES, 0))
     if not gen:
         return None
     valid = []
-    for data, start, end in lines:
-        found = generation_of(data, start)  # an older generation's record ends this one's
-        if found is None:  # not as to_line writes it: read as state() does
+    for data, start, end in _lines(fd, 0, gen):
+        if not intact(data, start, end):
+            break
+        if generation_of(data, start) is None:  # not as to_line writes it: as state() reads it
             record = decode(data[start:end])
-            found = record.get("g") if record is not None else None
-        elif found == gen and not intact(data, start, end):
-            break
-        if found != gen:
-            break
+            if record is None or record.get("g") != gen:
+                break
         valid.append((data, start, end))
     for data, start, end in reversed(valid):
         record = decode(data[start:end])
@@ -216,24 +212,31 @@ def _newest(fd: int) -> dict[str, Any] | None:
     return None
 
 
-#: Read at a time by :func:`_lines`: a reader stopping early (at an older generation) reads little.
+#: Read at a time by :func:`_lines` once the first read held a whole line.
 _CHUNK = 32 << 10
 
 
-def _lines(fd: int) -> Iterator[tuple[bytes, int, int]]:
-    """The journal's complete lines, up to its unused zeroed rest, as ``(chunk, start, end)``
-    (the line is ``chunk[start:end]``, without its newline): no line is copied to be checked."""
-    offset, want = 0, _CHUNK
+def _lines(fd: int, offset: int, gen: int) -> Iterator[tuple[bytes, int, int]]:
+    """The journal's complete lines from ``offset``, as ``(chunk, start, end)`` (the line is
+    ``chunk[start:end]``, without its newline: none is copied to be checked), up to its unused
+    zeroed rest or to a line whose first bytes name another generation than ``gen``: what an
+    older generation left behind this one's (a checkpoint starts over in place) is neither
+    read whole nor decoded."""
+    want = _FIRST_READ
     while True:
         chunk = _pread(fd, want, offset)
         stop = chunk.find(b"\0")
         data = chunk if stop < 0 else chunk[:stop]
         pos = 0
         while (end := data.find(b"\n", pos)) >= 0:
+            if generation_of(data, pos) not in (None, gen):
+                return
             yield data, pos, end
             pos = end + 1
         if stop >= 0 or len(chunk) < want:
-            return
+            return  # the rest is unused space, or a torn last line
+        if pos == 0 and generation_of(data) not in (None, gen):
+            return  # a line longer than what was read, of another generation
         offset += pos
         want = _CHUNK if pos else want * 2  # a line longer than what was read: read more
 
@@ -248,29 +251,12 @@ def _generation(head: bytes) -> int:
 
 def _read_on(fd: int, current: State) -> None:
     """Fold in the records appended after ``current.end``."""
-    want = _FIRST_READ
-    while True:
-        chunk = _pread(fd, want, current.end)
-        if not chunk or chunk[0] == 0:
+    for data, start, end in _lines(fd, current.end, current.gen):
+        record = decode(data[start:end])
+        if record is None or record.get("g") != current.gen:
             return
-        stop = chunk.find(b"\0")
-        data = chunk if stop < 0 else chunk[:stop]
-        pos = 0
-        while (newline := data.find(b"\n", pos)) >= 0:
-            found = generation_of(data, pos)  # another generation's: stop, nothing decoded
-            record = decode(data[pos:newline]) if found in (None, current.gen) else None
-            if record is None or record.get("g") != current.gen:
-                current.end += pos
-                return
-            _fold(current, record, newline + 1 - pos)
-            pos = newline + 1
-        current.end += pos
-        if stop >= 0 or len(chunk) < want:
-            return  # the rest is unused space, or a torn last line
-        if pos == 0 and generation_of(data) in (None, current.gen):
-            want *= 2  # one record longer than what was read: read more at once
-        elif pos == 0:
-            return  # an older generation's record, left behind this one's
+        _fold(current, record, end + 1 - start)
+        current.end += end + 1 - start
 
 
 def _fold(current: State, record: dict[str, Any], length: int) -> None:

@@ -32,7 +32,7 @@ from functools import lru_cache
 from memhost.builtin_providers.entries import DELIMITER, joined_length
 from memhost.security import detector, neutralise, scorer
 from memhost.security.masking import mask_known
-from memhost.security.redact import known_values
+from memhost.security.redact import holds_known_value, known_values
 from memhost.security.scorer import Policy
 
 log = logging.getLogger(__name__)
@@ -149,10 +149,9 @@ def withheld(entries: list[str], policy: Policy = DEFAULT_POLICY,
     ``reviewed`` holds the entries the store wrote itself (screened, or approved by a person).
     """
     reasons: dict[int, str] = {}
-    held = known_values()
-    if held:
+    if known_values():
         for index, entry in enumerate(entries):
-            if any(value in entry for value in held):
+            if holds_known_value(entry):
                 reasons[index] = HOLDS_SECRET
     known = _SCORES.get
     scores = [known(e) for e in entries]

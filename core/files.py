@@ -142,7 +142,7 @@ def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True,
         fsync_dir(folder)
 
 
-def sweep_orphaned_temp_files(folder: Path) -> int:
+def sweep_orphaned_temp_files(folder: str | Path, *, held_prefix: str = "") -> int:
     """Remove the temp files in ``folder`` that killed writers left; how many went.
 
     An atomic write's temp file is ``.<name>.<writer>.<random>.tmp`` (:func:`writer_id`): it is
@@ -150,17 +150,23 @@ def sweep_orphaned_temp_files(folder: Path) -> int:
     Every atomic write sweeps its folder first, so a folder's leftovers last until its next
     write. A temp file whose writer is alive, ran on another machine or in another container
     (its pid means nothing here), or whose name says nothing of its writer is left alone
-    (``memhost doctor`` reports old ones).
+    (``memhost doctor`` reports old ones). ``held_prefix``: the prefix of the temp files of a
+    file whose lock the caller holds; every one of them goes, whatever its name says of its
+    writer, since they are all written under that lock.
     """
     try:
         names = os.listdir(folder)  # cheaper than Path.glob, which compiles a pattern
     except OSError:
         return 0
     removed = 0
+    shortest = len(held_prefix) + 4
     for entry in names:
-        if entry.endswith(".tmp") and entry.startswith(".") and temp_writer_gone(entry):
+        if not entry.endswith(".tmp"):
+            continue
+        if (held_prefix and entry.startswith(held_prefix) and len(entry) >= shortest) or (
+                entry.startswith(".") and temp_writer_gone(entry)):
             with contextlib.suppress(OSError):
-                os.unlink(folder / entry)
+                os.unlink(os.path.join(folder, entry))
                 removed += 1
     return removed
 

@@ -38,6 +38,12 @@ def known_values() -> tuple[str, ...]:
     return _KNOWN
 
 
+def holds_known_value(text: str) -> bool:
+    """Whether ``text`` holds one of :func:`known_values` (a substring search each: no
+    detector, nothing cached, since the values change while a process runs)."""
+    return any(value in text for value in _KNOWN)
+
+
 def find_secrets(text: str) -> set[str]:
     """The secret values in ``text``, as they appear once its invisible characters are folded
     (a token split by a zero-width space is found whole)."""

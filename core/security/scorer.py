@@ -244,11 +244,8 @@ def assess(text: str, *, learned_reading: bool = True, held_secrets: bool = True
     secret would let that value through. A caller that keeps scores (the snapshot, the scores
     saved across processes) asks without it and checks the held values itself each time."""
     found = _assess(text, learned_reading)
-    held = redact.known_values() if held_secrets else ()
-    if not held or "secret_value" in found.reasons:
-        return found
-    head = text[:MAX_SCAN_CHARS]
-    if not any(value in head for value in held):
+    if (not held_secrets or not redact.known_values() or "secret_value" in found.reasons
+            or not redact.holds_known_value(text[:MAX_SCAN_CHARS])):
         return found
     return Assessment(round(found.score + features.SECRET_WEIGHT, 2),
                       (*found.evidence, Evidence("secret_value", "text", features.SECRET_WEIGHT)))
