@@ -131,6 +131,7 @@ class StoreFile:
         self._written: tuple[bytes, str] | None = None
         self._open = True
         self._wrote = False  # whether this process appended to the journal
+        self._sweep_due = True  # see sweep()
         journal.retain(self.journal)
 
     def close(self) -> None:
@@ -141,16 +142,22 @@ class StoreFile:
             journal.release(self.journal)
 
     def sweep(self) -> None:
-        """Delete temp files a killed writer left beside the file (its data, sidecar or backups).
+        """Delete temp files a killed writer left beside the file (its data, sidecar or backups):
+        at this object's first write, then at the first after each checkpoint (the caller holds
+        the lock, and nothing of its own write exists yet).
 
-        Called under the file's lock, and every temp file for it is written under that lock,
-        so none of them can belong to a live writer; without this they pile up after each
-        crash. (The one exception is the scan-verdict cache, :mod:`verdicts`, saved without
-        the lock: a temp file of it deleted here only makes that save fail, and that cache is
-        losable.) Other temp files in the folder (the usage history's) go once their writer's
-        process is gone (:func:`memhost.files.temp_writer_gone`).
+        Every temp file for the file is written under that lock, so none of them can belong to
+        a live writer; without this they pile up after each crash. A writer killed while this
+        process lives leaves at most one, until the next checkpoint (at most ~128 writes on);
+        listing the folder on every write cost more than any other step before the commit.
+        (The one exception is the scan-verdict cache, :mod:`verdicts`, saved without the lock:
+        a temp file of it deleted here only makes that save fail, and that cache is losable.)
+        Other temp files in the folder (the usage history's) go once their writer's process is
+        gone (:func:`memhost.files.temp_writer_gone`).
         """
-        sweep_orphaned_temp_files(self._folder, held_prefix=self._prefix)
+        if self._sweep_due:
+            sweep_orphaned_temp_files(self._folder, held_prefix=self._prefix)
+            self._sweep_due = False
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -326,6 +333,7 @@ class StoreFile:
         journal.start(self.journal, size=self._size(max(current.largest, needed)),
                       gen=current.gen + 1)
         crashpoints.reached("checkpoint-restarted")
+        self._sweep_due = True  # at the next write's start: this write's temp file exists now
 
     def _size(self, largest: int) -> int:
         if self.journal_bytes is not None:

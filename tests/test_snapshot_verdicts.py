@@ -175,7 +175,14 @@ def test_the_cache_is_private_and_a_killed_savers_temp_file_is_swept(home: Path,
     assert stat.S_IMODE(cache.stat().st_mode) == 0o600
     leftover = cache.with_name(f".{cache.name}.k1ll3d.tmp")
     leftover.write_text("{", encoding="utf-8")
-    assert store.add("memory", "a write sweeps the memory file's temp files").ok
+    # A store sweeps at its first write (a later process's), then after each checkpoint.
+    assert store.add("memory", "a first write sweeps the file's temp files").ok
+    assert not leftover.exists()
+    leftover.write_text("{", encoding="utf-8")
+    assert store.add("memory", "a store that wrote before sweeps after a checkpoint").ok
+    assert leftover.exists()
+    store.checkpoint("memory")
+    assert store.add("memory", "the first write after the checkpoint sweeps").ok
     assert not leftover.exists()
 
 

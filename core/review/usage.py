@@ -38,18 +38,20 @@ def load_history(folder: Path) -> list[dict[str, Any]]:
     return [s for s in samples or [] if isinstance(s, dict) and isinstance(s.get("day"), str)]
 
 
-#: Per (folder, target): the day this process last saw that target's sample in the history,
-#: and the history file's identity then. A later write that day costs a stat, not a read.
-_SAMPLED: dict[tuple[Path, str], tuple[str, tuple[int, ...]]] = {}
+#: Per (folder, target): the UTC day (its first and last second) this process last saw that
+#: target's sample in the history, the history's path as a string and the file's identity then.
+#: A later write that day costs one stat (a lost history is noticed), with no date arithmetic.
+_SAMPLED: dict[tuple[Path, str], tuple[float, float, str, tuple[int, ...]]] = {}
 
 
-def _sampled(key: tuple[Path, str], day: str, identity: tuple[int, ...]) -> None:
+def _sampled(key: tuple[Path, str], when: float, identity: tuple[int, ...]) -> None:
     if len(_SAMPLED) >= 256 and key not in _SAMPLED:
         _SAMPLED.clear()
-    _SAMPLED[key] = (day, identity)
+    start = when - when % DAY  # UTC days, as _day counts them
+    _SAMPLED[key] = (start, start + DAY, os.fspath(history_path(key[0])), identity)
 
 
-def _identity(path: Path) -> tuple[int, ...] | None:
+def _identity(path: Path | str) -> tuple[int, ...] | None:
     try:
         found = os.stat(path)
     except OSError:
@@ -61,19 +63,20 @@ def record_usage(folder: Path, target: str, used: int, limit: int, when: float) 
     """Note ``target``'s fullness after a write: one sample a day, set by the store's first
     write of the day, at most :data:`HISTORY_DAYS` days kept. Later writes that day cost one
     stat of the history file in a process that saw the sample (one small read otherwise)."""
+    key = (folder, target)
+    seen = _SAMPLED.get(key)
+    if seen is not None and seen[0] <= when < seen[1] and _identity(seen[2]) == seen[3]:
+        return
     day = _day(when)
     path = history_path(folder)
-    key = (folder, target)
     identity = _identity(path)
-    if identity is not None and _SAMPLED.get(key) == (day, identity):
-        return
 
     def noted(samples: list[dict[str, Any]]) -> bool:
         return any(s["day"] == day and target in s for s in samples)
 
     if noted(load_history(folder)):
         if identity is not None:  # taken before the read: a change since makes it differ
-            _sampled(key, day, identity)
+            _sampled(key, when, identity)
         return
     with locked(path, 5.0):
         samples = load_history(folder)
@@ -89,7 +92,7 @@ def record_usage(folder: Path, target: str, used: int, limit: int, when: float) 
         atomic_write_bytes(path, json.dumps(payload, sort_keys=True).encode("utf-8"),
                            durable=False)
         if (written := _identity(path)) is not None:
-            _sampled(key, day, written)
+            _sampled(key, when, written)
 
 
 @dataclass(frozen=True)
