@@ -129,6 +129,9 @@ class StoreFile:
         #: The bytes this process last wrote to the file and the text they encode: the next
         #: write reads them back, and finding them unchanged needs no decoding or hashing.
         self._written: tuple[bytes, str] | None = None
+        #: The entries of this process's last commit and their encodings (record, file): the
+        #: next add extends them (journal_records.encode_grown).
+        self._encoded: tuple[list[str], str, bytes] | None = None
         self._open = True
         self._wrote = False  # whether this process appended to the journal
         self._sweep_due = True  # see sweep()
@@ -226,7 +229,8 @@ class StoreFile:
         if pieces is None:
             data, encoded = text.encode("utf-8"), None
         else:
-            encoded, data = journal_records.encode_text(pieces, DELIMITER)
+            encoded, data = journal_records.encode_grown(pieces, DELIMITER, self._encoded)
+            self._encoded = (list(pieces), encoded, data)
         fd, tmp = _temp_file(folder, prefix)
         renamed = committed = False
         try:

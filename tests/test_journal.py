@@ -136,6 +136,23 @@ def test_a_record_with_its_text_encoded_from_the_entries_is_the_same_bytes(
             assert journal_records.to_line(shape, encoded) == journal_records.to_line(shape)
 
 
+@settings(max_examples=300, deadline=None)
+@given(pieces=st.lists(st.text(max_size=20) | st.text(st.sampled_from(
+           ["a", '"', "\\", "\n", "\x00", "§", "é", "\u2028", "\U0001f600"]), max_size=8),
+           max_size=8),
+       cut=st.integers(min_value=0, max_value=8), same=st.booleans())
+def test_a_text_grown_from_an_earlier_encoding_is_the_same_bytes(pieces: list[str], cut: int,
+                                                                 same: bool) -> None:
+    """An add extends the previous commit's encodings; anything else is encoded afresh, and
+    both give what encoding the whole text gives."""
+    earlier = pieces[:cut] if same else [*pieces[:cut - 1], "changed"] if cut else ["other"]
+    previous = (earlier, *journal_records.encode_text(earlier, DELIMITER))
+    assert journal_records.encode_grown(pieces, DELIMITER, previous) == \
+        journal_records.encode_text(pieces, DELIMITER)
+    assert journal_records.encode_grown(pieces, DELIMITER, None) == \
+        journal_records.encode_text(pieces, DELIMITER)
+
+
 # -- a record's text is decoded when it is asked for --------------------------------------------
 
 #: Texts built of what could confuse finding a record's text: quotes, backslashes, the very
