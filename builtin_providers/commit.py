@@ -111,6 +111,26 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
+def _with_text(record: dict[str, Any], current: journal.State | None, entries: list[str],
+               wrote: tuple[str, list[str]] | None) -> dict[str, Any]:
+    """``record`` with what it sets the file to: a splice (the entries it inserts, where, and
+    how many it drops) when this write read exactly the entries the journal says the file
+    holds (``current``), else the whole text. A whole text is written at least once in
+    SPLICES_PER_TEXT records, and first in each generation, so a reader starting cold decodes
+    a few records, not all since the last checkpoint."""
+    if wrote is None:
+        return record
+    text, pieces = wrote
+    committed = current.committed if current is not None else None
+    if committed is not None and committed.splices < journal_records.SPLICES_PER_TEXT:
+        known = committed.entries()
+        splice = journal_records.splice_of(known, pieces) if known == entries else None
+        if splice is not None:
+            return {**record, "splice": splice, "chars": len(text)}
+    # "text" right before "before": what lets a reader leave it undecoded (journal_records)
+    return {"t": record["t"], "text": text, **{k: v for k, v in record.items() if k != "t"}}
+
+
 def identity(found: os.stat_result) -> list[int]:
     return [found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns]
 
@@ -129,9 +149,6 @@ class StoreFile:
         #: The bytes this process last wrote to the file and the text they encode: the next
         #: write reads them back, and finding them unchanged needs no decoding or hashing.
         self._written: tuple[bytes, str] | None = None
-        #: The entries of this process's last commit and their encodings (record, file): the
-        #: next add extends them (journal_records.encode_grown).
-        self._encoded: tuple[list[str], str, bytes] | None = None
         self._open = True
         self._wrote = False  # whether this process appended to the journal
         self._sweep_due = True  # see sweep()
@@ -181,32 +198,34 @@ class StoreFile:
     def unsettled(self, text: str | None) -> bool:
         """Whether ``text`` (the file as read without the lock; ``None`` when it could not be
         decoded) may lack a committed write."""
-        last = journal.newest(self.journal)
-        return last is not None and last["text"] != text
+        committed = journal.newest(self.journal)
+        return committed is not None and committed != text
 
     def settle(self, text: str | None, data: bytes | None, ident: list[int] | None) -> str | None:
         """Finish the last committed write if it did not reach the file (the caller holds the
         lock); the text the file holds afterwards. ``text`` is ``data`` decoded (``None`` when
         it is not valid UTF-8, which a write cut short by a power cut can leave)."""
-        last = journal.state(self.journal).last
-        if last is None:
+        committed = journal.state(self.journal).committed
+        owed = committed.text()
+        last = committed.record
+        if owed is None or last is None:
             return text
-        if last["text"] == text:
-            remember_committed(text)
+        if owed == text:
+            remember_committed(text, committed.entries())
             return text
         if ident is None:
             lost = last.get("before") is None  # the write created the file; it is gone again
         else:
             lost = ident == last.get("before") or (
-                ident[0] == last.get("ino") and _unwritten_copy(data or b"", last["text"]))
+                ident[0] == last.get("ino") and _unwritten_copy(data or b"", owed))
         if not lost:
             return text  # edited outside memhost since: that edit stands
         log.warning("%s did not hold its last committed write (the writing process stopped "
                     "before replacing the file, or a power cut undid it); writing it now "
                     "from %s", self.path, self.journal.name)
-        atomic_write_bytes(self.path, last["text"].encode("utf-8"))
-        remember_committed(last["text"])
-        return last["text"]
+        atomic_write_bytes(self.path, owed.encode("utf-8"))
+        remember_committed(owed, committed.entries())
+        return owed
 
     # -- writing ------------------------------------------------------------------------------
 
@@ -226,17 +245,14 @@ class StoreFile:
             target, prefix, folder = self.path, self._prefix, self._folder
         if current.problem is not None:
             entrymeta.set_aside_if_corrupt(self.path)
+        data = text.encode("utf-8")
         if pieces is None:
-            data, encoded = text.encode("utf-8"), None
-        else:
-            encoded, data = journal_records.encode_grown(pieces, DELIMITER, self._encoded)
-            self._encoded = (list(pieces), encoded, data)
+            pieces = text.split(DELIMITER) if text else []  # what commits: canonical entries
         fd, tmp = _temp_file(folder, prefix)
         renamed = committed = False
         try:
             _preallocate(fd, len(data))
-            record: dict[str, Any] = {"t": now, "text": text, "before": before,
-                                      "ino": os.fstat(fd).st_ino}
+            record: dict[str, Any] = {"t": now, "before": before, "ino": os.fstat(fd).st_ino}
             if archived:
                 record["archive"] = archived
             if meta:
@@ -244,7 +260,7 @@ class StoreFile:
             crashpoints.reached("temp-created")
             # What puts the metadata back if the file cannot be replaced after the commit.
             undo = {"cancel": True, "meta": {key: current.get(key) for key in meta}}
-            self._append(record, entries, encoded)
+            self._append(record, entries, (text, pieces))
             committed = True
             crashpoints.reached("journal-synced")
             write_all(fd, data)
@@ -272,17 +288,22 @@ class StoreFile:
         self._append({"meta": meta}, entries)
 
     def _append(self, record: dict[str, Any], entries: list[str],
-                encoded_text: str | None = None) -> None:
+                wrote: tuple[str, list[str]] | None = None) -> None:
+        """Append ``record`` (with the text ``wrote`` sets, when given), checkpointing first
+        when the journal is full or holds :data:`RECORDS_PER_JOURNAL` records."""
         self._wrote = True
         current = journal.state(self.journal, writable=True, reread=False)
         if not current.gen:
-            journal.start(self.journal, size=self._size(0), gen=1)
+            current = journal.start(self.journal, size=self._size(0), gen=1)
         try:
-            journal.append(self.journal, record, encoded_text=encoded_text,
-                           on_written=lambda: crashpoints.reached("journal-written"))
+            if current.records >= RECORDS_PER_JOURNAL:
+                raise journal.Full("a checkpoint is due")
+            journal.append(self.journal, _with_text(record, current, entries, wrote),
+                           wrote=wrote, on_written=lambda: crashpoints.reached("journal-written"))
         except journal.Full:
-            self.checkpoint(entries, needed=len(journal.encode(current.gen or 1, record)))
-            journal.append(self.journal, record, encoded_text=encoded_text,
+            whole = _with_text(record, None, entries, wrote)  # a new generation starts whole
+            self.checkpoint(entries, needed=len(journal.encode(current.gen or 1, whole)))
+            journal.append(self.journal, whole, wrote=wrote,
                            on_written=lambda: crashpoints.reached("journal-written"))
 
     def _cancel(self, undo: dict[str, Any]) -> None:

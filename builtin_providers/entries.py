@@ -98,14 +98,17 @@ def remember(entries: list[str]) -> str:
     return text
 
 
-def remember_committed(text: str) -> None:
+def remember_committed(text: str, entries: list[str] | None = None) -> None:
     """Note ``text`` as a memory file a memhost writer committed (any process: the journal's last
     record holds it, :meth:`~memhost.builtin_providers.commit.StoreFile.settle`). Every such text
     is what :func:`remember` made of canonical entries, so its entries are its pieces between
     delimiters and the drift guard knows it clean: a writer that finds another process's write
-    splits the file instead of parsing it line by line (~1.3 µs an entry)."""
+    splits the file instead of parsing it line by line (~1.3 µs an entry), or takes the
+    ``entries`` the journal already has for it."""
     if len(text) <= _CACHED_CHARS and text not in _PARSED:
-        _keep(text, tuple(text.split(DELIMITER)) if text else (), written=True)
+        if entries is None:
+            entries = text.split(DELIMITER) if text else []
+        _keep(text, tuple(entries), written=True)
 
 
 def _written(raw: str) -> bool:

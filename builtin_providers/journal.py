@@ -37,8 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memhost.builtin_providers.journal_records import (decode, encode, generation_of, has_text,
-                                                      intact, to_line)
+from memhost.builtin_providers.journal_records import (CommittedText, decode, encode,
+                                                      generation_of, has_text, intact, to_line)
 from memhost.files import atomic_write_bytes
 
 SUFFIX = ".journal"
@@ -92,11 +92,16 @@ class State:
     #: Metadata events folded in order: entry key -> its whole record, or None (dropped).
     meta: dict[str, dict[str, Any] | None] = field(default_factory=dict)
     archive: list[dict[str, Any]] = field(default_factory=list)
-    #: The last record that carried the memory file's text (what the file must hold).
-    last: dict[str, Any] | None = None
+    #: What the memory file must hold: the newest whole text and the splices after it.
+    committed: CommittedText = field(default_factory=CommittedText)
     largest: int = 0  # the longest record of this generation, in bytes
     records: int = 0
     head: bytes = b""  # the first bytes of the file when last read
+
+    @property
+    def last(self) -> dict[str, Any] | None:
+        """The newest record that set the memory file's text (whole or as a splice)."""
+        return self.committed.record
 
 
 class _Handle:
@@ -169,28 +174,29 @@ def state(path: Path, *, writable: bool = False, reread: bool = True) -> State:
     return current
 
 
-def newest(path: Path) -> dict[str, Any] | None:
-    """``state(path).last`` (the text the memory file must hold), for a session start checking
-    that a crash kept no committed write out of the file. A process following the journal
-    reads what was appended since; another checks the records as :func:`state` reads them
-    (checksum and generation, up to the first that fails) and decodes only the newest that
-    carries a text or cancels one, not all since the last checkpoint (up to ~128, a few ms)."""
+def newest(path: Path) -> str | None:
+    """``state(path).committed.text()`` (the text the memory file must hold), for a session
+    start checking that a crash kept no committed write out of the file. A process following
+    the journal reads what was appended since; another checks the records as :func:`state`
+    reads them (checksum and generation, up to the first that fails) and decodes only the
+    newest whole text and the splices after it (at most SPLICES_PER_TEXT), not every record
+    since the last checkpoint."""
     handle = _HANDLES.get(path)
     if handle is not None and handle.fd is not None:
-        return state(path).last
+        return state(path).committed.text()
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0))
     except FileNotFoundError:
         return None
     except OSError:
-        return state(path).last  # as the full read would: it says what is wrong
+        return state(path).committed.text()  # as the full read would: it says what is wrong
     try:
         return _newest(fd)
     finally:
         os.close(fd)
 
 
-def _newest(fd: int) -> dict[str, Any] | None:
+def _newest(fd: int) -> str | None:
     gen = _generation(_pread(fd, _HEAD_BYTES, 0))
     if not gen:
         return None
@@ -203,13 +209,19 @@ def _newest(fd: int) -> dict[str, Any] | None:
             if record is None or record.get("g") != gen:
                 break
         valid.append((data, start, end))
+    chain = []  # back to the newest whole text (or cancel), newest first
     for data, start, end in reversed(valid):
         record = decode(data[start:end])
-        if record is not None and has_text(record):
-            return record
-        if record is not None and record.get("cancel"):
-            return None  # the write it cancels never reached the file
-    return None
+        if record is None:
+            continue
+        if "splice" in record or has_text(record) or record.get("cancel"):
+            chain.append(record)
+            if "splice" not in record:
+                break
+    committed = CommittedText()
+    for record in reversed(chain):
+        committed.fold(record)
+    return committed.text()
 
 
 #: Read at a time by :func:`_lines` once the first read held a whole line.
@@ -269,18 +281,14 @@ def _fold(current: State, record: dict[str, Any], length: int) -> None:
     archived = record.get("archive")
     if isinstance(archived, list):
         current.archive.extend(a for a in archived if isinstance(a, dict))
-    if has_text(record):
-        current.last = record
-    elif record.get("cancel"):
-        current.last = None  # the write this cancels never reached the file
+    current.committed.fold(record)
 
 
 def append(path: Path, record: dict[str, Any], *, on_written: Any = None,
-           encoded_text: str | None = None) -> State:
+           wrote: tuple[str, list[str]] | None = None) -> State:
     """Append ``record`` and sync it (the caller holds the memory file's lock).
 
-    ``encoded_text``, when given, is ``record["text"]`` already encoded
-    (:func:`memhost.builtin_providers.journal_records.encode_text`).
+    ``wrote``: the text and entries a text-bearing record sets, as the writer has them.
     Raises :class:`Full` when it does not fit (nothing written) and ``OSError`` when it cannot
     be written; returns the state with the record folded in.
     """
@@ -288,7 +296,7 @@ def append(path: Path, record: dict[str, Any], *, on_written: Any = None,
     handle = _HANDLES[path]
     assert handle.fd is not None and current.gen
     record = {"g": current.gen, **record}
-    line = to_line(record, encoded_text)
+    line = to_line(record)
     if current.end + len(line) > current.size:
         raise Full(f"{path.name}: {len(line):,} bytes do not fit in the "
                    f"{current.size - current.end:,} left")
@@ -301,6 +309,8 @@ def append(path: Path, record: dict[str, Any], *, on_written: Any = None,
     _datasync(handle.fd)
     current.end += len(line)
     _fold(current, record, len(line))
+    if wrote is not None and current.committed.record is record:
+        current.committed.wrote(*wrote)
     return current
 
 

@@ -11,9 +11,10 @@ was written as and decodes it when it is first asked for (:class:`Record`).
 from __future__ import annotations
 
 import json
-import operator
 import zlib
 from typing import Any
+
+from memhost.builtin_providers.entries import DELIMITER
 
 
 class Record(dict):  # type: ignore[type-arg]
@@ -113,70 +114,121 @@ def encode(gen: int, record: dict[str, Any]) -> bytes:
 _ENCODE = json.JSONEncoder(separators=(",", ":")).encode
 
 
-def to_line(record: dict[str, Any], encoded_text: str | None = None) -> bytes:
-    if encoded_text is None:
-        body = _ENCODE(record).encode("ascii")
-    else:  # the same bytes, "text" taken as already encoded: the keys around it encoded as two
-        keys = list(record)  # dicts (an encoder call costs a few µs), the text spliced between
-        at = keys.index("text")
-        head = _ENCODE({key: record[key] for key in keys[:at]})[:-1]
-        tail = _ENCODE({key: record[key] for key in keys[at + 1:]})[1:]
-        body = "".join((head, "," if at else "", '"text":', encoded_text,
-                        "," if at + 1 < len(keys) else "", tail)).encode("ascii")
+def to_line(record: dict[str, Any]) -> bytes:
+    body = _ENCODE(record).encode("ascii")
     return b"%08x %s\n" % (zlib.crc32(body), body)
 
 
-#: What ``_ENCODE`` does to a string, as a function of its own (the C one where there is one).
-_ESCAPE = json.encoder.encode_basestring_ascii
-#: Each entry's escaped form (quotes left off) and its UTF-8 bytes, kept from one record to the
-#: next; replaced (not cleared) when full, so a thread that holds the pair still finds its keys.
-_ENCODED: tuple[dict[str, str], dict[str, bytes]] = ({}, {})
-_ENCODED_ENTRIES = 4096
-_ENCODED_CHARS = 16_384  # a longer entry (a store with a huge budget) is not kept
+# -- a write as the change it makes ------------------------------------------------------------
+
+#: A splice inserting more characters than this share of the new text is not worth it: the
+#: record holds the whole text instead.
+_SPLICE_SHARE = 0.5
 
 
-def encode_grown(pieces: list[str], delimiter: str,
-                 previous: tuple[list[str], str, bytes] | None) -> tuple[str, bytes]:
-    """:func:`encode_text` of ``pieces``, given ``previous``: an earlier call's pieces and its
-    two encodings. When ``pieces`` starts with all of those (an add, which appends), only the
-    new pieces are encoded and the rest is the earlier result extended: at 300 entries that is
-    ~15 µs of an add instead of ~50 (a set of 300 pieces, their lookups and two whole joins).
-    The same bytes either way (``tests/test_journal.py``)."""
-    if previous is not None:
-        before, escaped, utf8 = previous
-        kept = len(before)
-        if 0 < kept < len(pieces) and pieces[:kept] == before:
-            tail_escaped, tail_utf8 = encode_text(pieces[kept:], delimiter)
-            return (escaped[:-1] + _ESCAPE(delimiter)[1:-1] + tail_escaped[1:],
-                    utf8 + delimiter.encode("utf-8") + tail_utf8)
-    return encode_text(pieces, delimiter)
+def splice_of(before: list[str], after: list[str]) -> list[Any] | None:
+    """``after`` as ranges of ``before`` (``[start, stop]``) and the entries that are new
+    (strings), in order: what :func:`apply_splice` turns back into ``after``. None when the new
+    entries would hold more than about half of ``after``'s text (a record then holds the text
+    whole).
+
+    A write changes an entry or a few: an add appends one (``[[0, n], "new"]``), a replace or
+    a remove touches one, a batch a handful, anywhere. Its record then holds those entries,
+    not the whole file (~200 bytes against ~25 KB at 300 entries), so the record's bytes, its
+    sync and every other process's reading of it stop growing with the file."""
+    size = len(before)
+    if len(after) >= size and after[:size] == before:  # an add: the common case, in C
+        parts: list[Any] = [[0, size], *after[size:]] if size else list(after)
+    else:
+        where = dict(zip(before, range(size)))
+        parts = []
+        for entry in after:
+            index = where.get(entry)
+            if index is None:
+                parts.append(entry)
+            elif parts and not isinstance(parts[-1], str) and parts[-1][1] == index:
+                parts[-1][1] = index + 1
+            else:
+                parts.append([index, index + 1])
+    new = sum(len(part) for part in parts if isinstance(part, str))
+    if new and new > _SPLICE_SHARE * sum(map(len, after)):
+        return None
+    return parts
 
 
-def encode_text(pieces: list[str], delimiter: str) -> tuple[str, bytes]:
-    """``(_ENCODE(text), text.encode("utf-8"))`` for ``text = delimiter.join(pieces)``, built
-    from each piece's encodings.
+def apply_splice(entries: list[str], splice: Any) -> list[str] | None:
+    """The entries ``splice`` (:func:`splice_of`) makes of ``entries``; None when it does not
+    fit them (a record that is not a splice, or one meant for other entries)."""
+    if not isinstance(splice, list):
+        return None
+    rebuilt: list[str] = []
+    for part in splice:
+        if isinstance(part, str):
+            rebuilt.append(part)
+        elif (isinstance(part, list) and len(part) == 2 and all(type(i) is int for i in part)
+              and 0 <= part[0] <= part[1] <= len(entries)):
+            rebuilt.extend(entries[part[0]:part[1]])
+        else:
+            return None
+    return rebuilt
 
-    Every record holds the file's whole text, and encoding it twice (the record's JSON, the
-    file's bytes) was the part of a write that grew with the number of entries (~70 µs for the
-    JSON alone at 300 entries). Both encodings work one character at a time, so the text's are
-    its pieces' joined by the delimiter's; a write changes an entry or two, so the others' are
-    kept from earlier writes, and the rest runs at C speed (a set difference, two joins). Byte
-    for byte what encoding the text whole gives (``tests/test_journal.py``); a piece UTF-8
-    cannot encode (a lone surrogate) raises the same ``UnicodeEncodeError``."""
-    global _ENCODED
-    escaped, utf8 = _ENCODED
-    missing = set(pieces).difference(escaped)
-    if any(len(piece) > _ENCODED_CHARS for piece in missing):
-        text = delimiter.join(pieces)
-        return _ESCAPE(text), text.encode("utf-8")
-    if len(escaped) + len(missing) > _ENCODED_ENTRIES:
-        escaped, utf8 = _ENCODED = ({}, {})  # entries long gone from the file
-        missing = set(pieces)
-    for piece in missing:
-        utf8[piece] = piece.encode("utf-8")
-        escaped[piece] = _ESCAPE(piece)[1:-1]
-    if len(pieces) < 2:  # itemgetter of one key gives the value, not a tuple of it
-        return _ESCAPE(delimiter.join(pieces)), delimiter.join(pieces).encode("utf-8")
-    each = operator.itemgetter(*pieces)  # looks every piece up in one C call
-    return ('"' + _ESCAPE(delimiter)[1:-1].join(each(escaped)) + '"',
-            delimiter.encode("utf-8").join(each(utf8)))
+
+#: A text-bearing record holds the whole text at least once in this many: a reader that starts
+#: cold (a session start) decodes at most this many splices after it.
+SPLICES_PER_TEXT = 32
+
+
+class CommittedText:
+    """The text the memory file must hold, as the journal's records since its last checkpoint
+    say: the newest record holding the text whole, then the splices after it (a record that
+    cancels a write leaves nothing owed). Joined or split only when asked."""
+
+    __slots__ = ("_entries", "_text", "record", "splices")
+
+    def __init__(self) -> None:
+        #: The newest text-bearing record (its ``before`` and ``ino`` say what it replaced).
+        self.record: dict[str, Any] | None = None
+        self.splices = 0  # since the last whole text
+        self._entries: list[str] | None = None
+        self._text: str | None = None
+
+    def fold(self, record: dict[str, Any]) -> None:
+        if has_text(record):
+            self.record, self.splices, self._entries, self._text = record, 0, None, None
+        elif "splice" in record:
+            base = self.entries()
+            entries = None if base is None else apply_splice(base, record["splice"])
+            # A splice with nothing to apply to, or that does not fit, leaves nothing known.
+            self.record = None if entries is None else record
+            self.splices, self._entries, self._text = self.splices + 1, entries, None
+        elif record.get("cancel"):
+            self.record, self.splices, self._entries, self._text = None, 0, None, None
+
+    def wrote(self, text: str, entries: list[str]) -> None:
+        """The writer's own record: it knows the text and its entries already."""
+        self._text, self._entries = text, list(entries)
+
+    def text(self) -> str | None:
+        record = self.record
+        if record is None:
+            return None
+        if self._text is None:
+            if self._entries is None:
+                self._text = record["text"]
+            else:
+                text = DELIMITER.join(self._entries)
+                if len(text) != record.get("chars"):  # replayed wrong: trust none of it
+                    self.record = self._entries = None
+                    return None
+                self._text = text
+        return self._text
+
+    def entries(self) -> list[str] | None:
+        """The entries of :meth:`text` (a text memhost committed is its entries joined)."""
+        if self._entries is None:
+            text = self.text()
+            if text is None:
+                return None
+            self._entries = text.split(DELIMITER) if text else []
+        return self._entries
+
