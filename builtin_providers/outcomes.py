@@ -6,6 +6,7 @@ never reaches the caller as an exception; :func:`fail` builds the same answer di
 
 from __future__ import annotations
 
+import codecs
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,6 +18,16 @@ NOTHING_APPLIED = " Nothing in the batch was applied (a batch is all or nothing)
 
 class Unreadable(Exception):
     """The file exists but its content could not be read right now."""
+
+
+def decoded(data: bytes) -> str:
+    """A memory file's text; :class:`Unreadable` when it is not UTF-8."""
+    if data.startswith(codecs.BOM_UTF8):  # what "utf-8-sig" does, without importing that codec
+        data = data[len(codecs.BOM_UTF8):]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise Unreadable(f"it is not valid UTF-8 (byte {exc.start})") from None
 
 
 @dataclass(frozen=True)

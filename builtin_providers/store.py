@@ -13,7 +13,6 @@ not the model's own edits in :mod:`.maintenance`, the answers in :mod:`.outcomes
 
 from __future__ import annotations
 
-import codecs
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -48,6 +47,7 @@ from memhost.builtin_providers.outcomes import (
     OpError,
     Outcome,
     Unreadable,
+    decoded,
     fail,
 )
 from memhost.builtin_providers.snapshot import (
@@ -113,7 +113,7 @@ class MemoryStore(Maintenance):
             return ""
         except OSError as exc:
             raise Unreadable(f"{exc.strerror or exc}") from None
-        return _decode(data)
+        return decoded(data)
 
     def _read_for_write(self, target: str) -> tuple[str, list[int] | None]:
         """Under the lock: the file's text and identity, a committed write a crash kept from
@@ -126,7 +126,7 @@ class MemoryStore(Maintenance):
         problem = None
         if raw is None:
             try:
-                raw = "" if data is None else _decode(data)
+                raw = "" if data is None else decoded(data)
             except Unreadable as exc:  # what a power cut mid-write leaves may still be settled
                 raw, problem = None, exc
         settled = self._files[target].settle(raw, data, ident)
@@ -339,8 +339,7 @@ class MemoryStore(Maintenance):
                 used = joined_length(after)
                 if changes:
                     try:
-                        self._commit(target, entries, after, changes, origin, session_id, ident,
-                                     used)
+                        self._commit(target, entries, after, changes, origin, session_id, ident)
                     except OSError as exc:
                         # Disk full, read-only folder...: the old file is in place and the
                         # commit, if made, cancelled; answer with an error instead of an
@@ -357,6 +356,8 @@ class MemoryStore(Maintenance):
             return fail(f"Could not lock {FILENAMES[target]} for writing ({exc}). Nothing was "
                          f"changed. Check {self.folder} (permissions; the .lock file must be a "
                          "regular file) and retry.")
+        if changes:  # not under the lock: no part of the write, and other writers wait for it
+            self._note_usage(target, used)
         response = {
             "success": True, "done": True, "target": target,
             "usage": usage_text(used, self.limits[target]),
@@ -371,7 +372,7 @@ class MemoryStore(Maintenance):
         return Outcome(response, changes)
 
     def _commit(self, target: str, before: list[str], after: list[str], changes: list[Change],
-                origin: str, session_id: str, ident: list[int] | None, used: int) -> None:
+                origin: str, session_id: str, ident: list[int] | None) -> None:
         now = self.clock()
         # The fields of an ArchivedEntry, built as the dict the journal record holds.
         archived = [{"id": new_id(), "time": now, "target": target, "action": c.action,
@@ -382,18 +383,12 @@ class MemoryStore(Maintenance):
                                  session_id=session_id)
         self._files[target].commit(ident, remember(after), archived=archived, meta=meta,
                                    now=now, entries=before, current=current, pieces=after)
+
+    def _note_usage(self, target: str, used: int) -> None:
+        """The fullness history behind doctor's trend (optional), once the lock is let go."""
         from memhost.review.curator import record_usage
 
-        try:  # the fullness history behind doctor's trend; optional
-            record_usage(self.folder, target, used, self.limits[target], now)
+        try:
+            record_usage(self.folder, target, used, self.limits[target], self.clock())
         except (OSError, locking.Timeout) as exc:
             log.warning("could not update the usage history in %s: %s", self.folder, exc)
-
-
-def _decode(data: bytes) -> str:
-    if data.startswith(codecs.BOM_UTF8):  # what "utf-8-sig" does, without importing that codec
-        data = data[len(codecs.BOM_UTF8):]
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise Unreadable(f"it is not valid UTF-8 (byte {exc.start})") from None
