@@ -13,7 +13,7 @@ Faults, each at random moments:
 At the end: faults cleared, workers asked to stop (stragglers are killed), remaining staged
 writes approved or rejected, drift repaired, each home's outbox drained by a final manager (which
 replays what killed workers left), one no-op write per memory file (which sweeps temp files a
-killed writer left, as the next real write would), then the audit.
+killed writer left, as a store's first write does), then the audit.
 """
 
 from __future__ import annotations
@@ -322,8 +322,8 @@ class Soak:
                 return
 
     def touch_files(self, home: Path) -> None:
-        """A no-op write to each memory file: memhost sweeps a killed writer's temp files on the
-        next write, and this is that write (adding an entry that is already there)."""
+        """A no-op write to each memory file: a store sweeps a killed writer's temp files at
+        its first write, and this is that write (adding an entry that is already there)."""
         store = self.store(home)
         for target in ("memory", "user"):
             entries = store.entries(target)
