@@ -209,19 +209,19 @@ class CommittedText:
         self._text, self._entries = text, list(entries)
 
     def text(self) -> str | None:
-        record = self.record
-        if record is None:
-            return None
-        if self._text is None:
-            if self._entries is None:
-                self._text = record["text"]
-            else:
-                text = DELIMITER.join(self._entries)
-                if len(text) != record.get("chars"):  # replayed wrong: trust none of it
-                    self.record = self._entries = None
-                    return None
-                self._text = text
-        return self._text
+        record, entries, text = self.record, self._entries, self._text
+        if record is None or text is not None:
+            return text if record is not None else None
+        if entries is None:
+            text = record["text"]
+        else:
+            text = DELIMITER.join(entries)
+            if len(text) != record.get("chars"):  # replayed wrong: trust none of it
+                self.record = self._entries = None
+                return None
+        if self.record is record and self._entries is entries:  # not folded on meanwhile
+            self._text = text
+        return text
 
     def entries(self) -> list[str] | None:
         """The entries of :meth:`text` (a text memhost committed is its entries joined)."""
