@@ -2,8 +2,9 @@
 
 Every write to ``MEMORY.md`` is committed by one record appended here, under the file's lock,
 made durable by one ``fdatasync``, before the file itself is replaced. The record holds the new
-text of the file, the archive records of the entries the write replaced or removed, and the
-metadata it set. So one sync makes all three durable together: after a crash at any point every
+text of the file (its change, as a splice of the text the records before it add up to, or
+whole), the archive records of the entries the write replaced or removed, and the metadata it
+set. So one sync makes all three durable together: after a crash at any point every
 committed entry is in the file, or in the journal from which the next write puts the file right
 (:mod:`memhost.builtin_providers.commit`), and every entry a write took out is in the archive.
 
@@ -23,7 +24,7 @@ escapes NUL, so a record never holds one.
 Readers need no lock: each process keeps, per journal, the offset it has read to and what the
 records it read add up to, and reads only what was appended since (two small reads when nothing
 was). A session start needs only the newest committed text (:func:`newest`), and decodes only
-that record.
+the newest whole text and the splices after it.
 """
 
 from __future__ import annotations
