@@ -417,3 +417,37 @@ def test_a_splice_replayed_to_the_wrong_length_is_not_trusted(tmp_path: Path) ->
     assert journal.newest(path) is None
     assert store.add("memory", "delta").ok
     assert store.entries("memory") == ["alpha", "beta", "delta"]
+
+
+def test_writers_in_two_processes_each_record_splices_on_the_others(tmp_path: Path) -> None:
+    """A process catches up on the splices another appended and records its own write as a
+    splice on them; every reader, warm or cold, comes to the text the file holds."""
+    home = tmp_path / "home"
+    store = MemoryStore(home, memory_char_limit=10**6)
+    for n in range(6):
+        assert store.add("memory", f"fact {n}: kept in the wiki").ok
+    script = textwrap.dedent("""
+        import sys
+        from pathlib import Path
+        from memhost.builtin_providers.store import MemoryStore
+        store = MemoryStore(Path(sys.argv[1]), memory_char_limit=10**6)
+        assert store.add("memory", "from the other process").ok
+        assert store.replace("memory", "fact 2:", "fact 2: moved to the handbook").ok
+        assert store.remove("memory", "fact 4:").ok
+    """)
+    subprocess.run([sys.executable, "-c", script, str(home)], check=True, timeout=60)
+    assert store.apply_batch("memory", [
+        {"action": "remove", "old_text": "fact 0:"},
+        {"action": "add", "content": "after the other process"},
+    ]).ok
+    path = journal.path_for(store.path("memory"))
+    records = _records(path)
+    assert ["splice" in r for r in records[-4:]] == [True] * 4
+    text = store.path("memory").read_text("utf-8")
+    assert store.entries("memory") == ["fact 1: kept in the wiki", "fact 2: moved to the handbook",
+                                       "fact 3: kept in the wiki", "fact 5: kept in the wiki",
+                                       "from the other process", "after the other process"]
+    assert journal.state(path).committed.text() == text
+    store.close()
+    journal.forget(path)
+    assert journal.newest(path) == text
