@@ -6,8 +6,9 @@ A write (always under the memory file's lock, see :mod:`memhost.builtin_provider
 2. appends one record to the file's journal (:mod:`memhost.builtin_providers.journal`): the new
    text (as the change to the entries the journal says the file holds, or whole, see
    :func:`_with_text`), the archive records of what the write replaced or removed, the metadata
-   it set, and the identity (inode, size, times) of the file as it was read; then syncs it. **That sync is the
-   commit**, and the only one on the way: from here the write survives a crash or a power cut;
+   it set, and the identity (inode, size, times) of the file as it was read; then syncs it.
+   **That sync is the commit**, and the only one on the way: from here the write survives a
+   crash or a power cut;
 3. writes the new text to the temp file (its blocks allocated first, see :func:`_preallocate`)
    and renames it over the memory file, without a sync of its own: the journal already holds
    that text.
@@ -117,9 +118,9 @@ def _with_text(record: dict[str, Any], current: journal.State | None, entries: l
     """``record`` with what it sets the file to: a splice (the new entries as ranges of those
     the write read and the entries that are new, :func:`journal_records.splice_of`) when this
     write read exactly the entries the journal says the file holds (``current``), else the
-    whole text. A whole text is written at least once in
-    SPLICES_PER_TEXT records, and first in each generation, so a reader starting cold decodes
-    a few records, not all since the last checkpoint."""
+    whole text. A whole text is written at least once in SPLICES_PER_TEXT records, and first
+    in each generation, so a reader starting cold decodes a few records, not all since the
+    last checkpoint."""
     if wrote is None:
         return record
     text, pieces = wrote
