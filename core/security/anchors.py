@@ -18,13 +18,13 @@ command that reads a memory file, every session start with nothing saved), and a
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Any
 
+from memhost.once import once
 from memhost.security import features
 
 
-@cache
+@once
 def _anchor_finder() -> Any:
     """The automaton of every anchor literal, case-folded (:func:`fold`); each literal's value
     is the set of original literals that fold to it."""

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import json
 import re
-from functools import cache
+
+from memhost.once import once
 
 
-@cache
+@once
 def _table() -> dict[int, str]:
     from importlib import resources  # ~9 ms to import, and only non-ASCII text needs the table
 
@@ -59,7 +60,7 @@ def mixed_script(text: str) -> bool:
     return next(found, None) is not None and next(found, None) is not None
 
 
-@cache
+@once
 def version() -> str:
     """Names the data: its size and modification time (finding the file imports nothing; the
     package's version would cost an import on every session start)."""

@@ -22,9 +22,10 @@ import hashlib
 import json
 import math
 import re
-from functools import cache
 from itertools import repeat
 from pathlib import Path
+
+from memhost.once import once
 
 MODEL_PATH = Path(__file__).with_name("injection_model.json")
 #: The evidence a flag adds to a score: as much as staging needs by default, so an entry it
@@ -106,7 +107,7 @@ def weights_digest(weights: dict[str, float], bias: float, threshold: float) -> 
     return hashlib.sha256(body.encode("utf-8")).hexdigest()[:16]
 
 
-@cache
+@once
 def digest() -> str:
     """Names the shipped table in the scorer's version (new weights make saved verdicts stale)
     without parsing or hashing it: the trainer wrote it at the top of the table (a test checks
@@ -121,7 +122,7 @@ def digest() -> str:
         MODEL_PATH.read_bytes()).hexdigest()[:16]
 
 
-@cache
+@once
 def model() -> Model | None:
     """The shipped model, or None when its table is missing (a trimmed install): the scorer then
     reads with its rules alone. Parsing it takes about 30 ms, once per process, the first time

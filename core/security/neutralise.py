@@ -22,9 +22,9 @@ which is the common case and costs a few substring checks.
 from __future__ import annotations
 
 import re
-from functools import cache
 from urllib.parse import urlsplit
 
+from memhost.once import once
 from memhost.security.text import strip_invisible
 
 _TAG = (r"<\s*/?\s*memory-context\s*>|<\|[\w-]{1,30}\|>|</?(?:system|assistant|user|tool|tool_call"
@@ -51,7 +51,7 @@ _MARKS = re.compile("[<\\[{:═#]")
 _PHRASE = re.compile(r"(?:end|start|begin(?:ning)?)\s+of\b")
 
 
-@cache
+@once
 def _patterns() -> tuple[re.Pattern[str], ...]:
     """Compiled on first use, so importing memhost costs nothing here."""
     return tuple(re.compile(p, _FLAGS) for p in (_TAG, _LINE, _IMAGE, _LINK))

@@ -27,10 +27,10 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
-from functools import cache
 from pathlib import Path
 from typing import Any
 
+from memhost.once import once
 from memhost.security import features
 
 TABLE_PATH = Path(__file__).with_name("prefilter_re2.json")
@@ -42,7 +42,7 @@ _MAX_MEM = 64 << 20
 _UNCHECKED = object()
 
 
-@cache
+@once
 def _engine() -> Any:
     try:
         import re2
@@ -60,7 +60,7 @@ def signature_digest(feature: features.Feature) -> str:
     return hashlib.sha256(feature.signature.encode("utf-8")).hexdigest()[:16]
 
 
-@cache
+@once
 def _table() -> dict[str, tuple[str, str]]:
     try:
         data = json.loads(TABLE_PATH.read_text(encoding="utf-8"))

@@ -33,8 +33,9 @@ import re
 import sys
 import unicodedata
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import lru_cache
 
+from memhost.once import once
 from memhost.security import anchors, ciphers, confusables, features, learned, leet, prefilter, unread
 from memhost.security import redact
 from memhost.security.lexicon import source_digest
@@ -147,7 +148,7 @@ class _Compiled:
         return self._also
 
 
-@cache
+@once
 def _compiled() -> tuple[_Compiled, ...]:
     version()  # named once, when the scorer is first built
     return tuple(_Compiled(f) for f in features.FEATURES)
@@ -163,7 +164,7 @@ USE_PREFILTER = True
 _QUOTED = re.compile(r"\"[^\"\n]{1,300}\"|“[^”\n]{1,300}”|«[^»\n]{1,300}»|„[^“\n]{1,300}“")
 
 
-@cache
+@once
 def _by_anchor() -> tuple[tuple[int, ...], dict[str, tuple[int, ...]]]:
     """The features without anchors, and for each anchor literal the features it names."""
     every = _compiled()
@@ -356,7 +357,7 @@ def joined(first: str, second: str) -> str:
     return first + " " + second
 
 
-@cache
+@once
 def version() -> str:
     """A name for what :func:`assess` finds; changes with any feature, weight or table."""
     parts = ["score-3", str(MAX_SCAN_CHARS), ciphers.VERSION, unicodedata.unidata_version,

@@ -18,8 +18,9 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Callable
-from functools import cache
 from typing import Any, NamedTuple
+
+from memhost.once import once
 
 _VALUE = r"""(?P<secret>'[^'\n]{3,}'|"[^"\n]{3,}"|[^\s'"`]{3,})"""
 _CRED = r"(?:password|passwd|pwd|passphrase|secret|token|api[_-]?key|access[_-]?key|auth(?!or))"
@@ -279,7 +280,7 @@ def has_literal(lowered: str) -> bool:
     return False
 
 
-@cache
+@once
 def _literal_automaton() -> Any:
     import ahocorasick
 

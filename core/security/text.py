@@ -12,14 +12,15 @@ Scanners and detectors look at :func:`strip_invisible` of a text; a person is sh
 
 from __future__ import annotations
 
-from functools import cache
 from typing import TYPE_CHECKING
+
+from memhost.once import once
 
 if TYPE_CHECKING:
     import regex
 
 
-@cache
+@once
 def _invisible() -> regex.Pattern[str]:
     """The pattern of every invisible character. ``regex`` and its Unicode tables are imported
     the first time a text that is not ASCII is looked at (~8 ms): a process whose notes are all
