@@ -451,3 +451,46 @@ def test_writers_in_two_processes_each_record_splices_on_the_others(tmp_path: Pa
     store.close()
     journal.forget(path)
     assert journal.newest(path) == text
+
+
+@settings(max_examples=200, deadline=None)
+@given(steps=st.lists(st.tuples(st.sampled_from(["add", "remove", "replace", "whole", "cancel"]),
+                                st.integers(0, 50)), max_size=40))
+def test_the_committed_text_follows_any_run_of_whole_texts_splices_and_cancels(
+        steps: list[tuple[str, int]]) -> None:
+    """Folding the records a run of writes appends gives, after each one, the text the last
+    write set (nothing after a cancel), whether folded as they come or, as a session start
+    does, from the newest whole text on."""
+    entries: list[str] = []
+    records: list[dict] = []
+    committed = journal_records.CommittedText()
+    owed: str | None = None
+    counter = 0
+    for kind, n in steps:
+        if kind == "cancel":
+            record: dict = {"cancel": True}
+            owed = None
+        else:
+            counter += 1
+            after = list(entries)
+            if kind == "add" or not after:
+                after.append(f"entry {counter} " + "x" * n)
+            elif kind == "remove":
+                del after[n % len(after)]
+            elif kind == "replace":
+                after[n % len(after)] = f"entry {counter} revised"
+            known = committed.entries()
+            splice = (journal_records.splice_of(known, after)
+                      if kind != "whole" and known == entries else None)
+            text = DELIMITER.join(after)
+            record = ({"splice": splice, "chars": len(text)} if splice is not None
+                      else {"text": text})
+            entries, owed = after, text
+        records.append(record)
+        committed.fold(record)
+        assert committed.text() == owed
+        start = max((i for i, r in enumerate(records) if "splice" not in r), default=0)
+        cold = journal_records.CommittedText()
+        for earlier in records[start:]:
+            cold.fold(earlier)
+        assert cold.text() == owed
