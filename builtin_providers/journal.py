@@ -99,11 +99,6 @@ class State:
     records: int = 0
     head: bytes = b""  # the first bytes of the file when last read
 
-    @property
-    def last(self) -> dict[str, Any] | None:
-        """The newest record that set the memory file's text (whole or as a splice)."""
-        return self.committed.record
-
 
 class _Handle:
     __slots__ = ("fd", "ident", "name", "path", "state", "writable")

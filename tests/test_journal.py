@@ -221,7 +221,7 @@ def test_a_store_closed_after_many_writes_folds_its_journal_in(tmp_path: Path) -
     store.close()
     journal.forget(path)
     after = journal.state(path)
-    assert after.gen == before.gen + 1 and after.records == 1 and after.last is None
+    assert after.gen == before.gen + 1 and after.records == 1 and after.committed.record is None
     # Nothing lost on the way: the file, each entry's metadata, every removed note archived.
     reopened = MemoryStore(tmp_path / "home")
     assert reopened.entries("memory") == ["kept: the build uses make"]
