@@ -30,7 +30,7 @@ from memhost.builtin_providers import (
 )
 from memhost.builtin_providers.archive import Archive, new_id
 from memhost.builtin_providers.checks import CURATOR_ORIGIN
-from memhost.builtin_providers.commit import StoreFile
+from memhost.builtin_providers.commit import Prepared, StoreFile
 from memhost.builtin_providers.entries import (
     FILENAMES,
     TARGETS,
@@ -318,6 +318,7 @@ class MemoryStore(Maintenance):
     def _mutate(self, target: str, op: Callable[[list[str]], tuple[list[str], str, dict[str, Any], list[Change]]],
                 *, check_drift: bool = True, origin: str, session_id: str) -> Outcome:
         path = self.path(target)
+        prepared = self._files[target].prepare()  # its temp file, made before the lock
         try:
             with locked(path, self.lock_timeout):  # creates the folder (0700) if needed
                 crashpoints.reached("locked")
@@ -339,7 +340,8 @@ class MemoryStore(Maintenance):
                 used = joined_length(after)
                 if changes:
                     try:
-                        self._commit(target, entries, after, changes, origin, session_id, ident)
+                        self._commit(target, entries, after, changes, origin, session_id, ident,
+                                     prepared)
                     except OSError as exc:
                         # Disk full, read-only folder...: the old file is in place and the
                         # commit, if made, cancelled; answer with an error instead of an
@@ -356,6 +358,8 @@ class MemoryStore(Maintenance):
             return fail(f"Could not lock {FILENAMES[target]} for writing ({exc}). Nothing was "
                          f"changed. Check {self.folder} (permissions; the .lock file must be a "
                          "regular file) and retry.")
+        finally:
+            prepared.discard()  # unless the commit took it
         if changes:  # not under the lock: no part of the write, and other writers wait for it
             self._note_usage(target, used)
         response = {
@@ -372,7 +376,8 @@ class MemoryStore(Maintenance):
         return Outcome(response, changes)
 
     def _commit(self, target: str, before: list[str], after: list[str], changes: list[Change],
-                origin: str, session_id: str, ident: list[int] | None) -> None:
+                origin: str, session_id: str, ident: list[int] | None,
+                prepared: Prepared) -> None:
         now = self.clock()
         # The fields of an ArchivedEntry, built as the dict the journal record holds.
         archived = [{"id": new_id(), "time": now, "target": target, "action": c.action,
@@ -382,7 +387,8 @@ class MemoryStore(Maintenance):
         meta = entrymeta.written(current, changes, after, now=now, origin=origin,
                                  session_id=session_id)
         self._files[target].commit(ident, remember(after), archived=archived, meta=meta,
-                                   now=now, entries=before, current=current, pieces=after)
+                                   now=now, entries=before, current=current, pieces=after,
+                                   prepared=prepared)
 
     def _note_usage(self, target: str, used: int) -> None:
         """The fullness history behind doctor's trend (optional), once the lock is let go."""
