@@ -10,9 +10,9 @@ A write (always under the memory file's lock, see :mod:`memhost.builtin_provider
    it set, and the identity (inode, size, times) of the file as it was read; then syncs it.
    **That sync is the commit**, and the only one on the way: from here the write survives a
    crash or a power cut;
-3. writes the new text to the temp file (its blocks allocated first, see :func:`~memhost.builtin_providers.tempfiles.preallocate`)
-   and renames it over the memory file, without a sync of its own: the journal already holds
-   that text.
+3. writes the new text to the temp file (its blocks allocated first, see
+   :func:`~memhost.builtin_providers.tempfiles.preallocate`) and renames it over the memory
+   file, without a sync of its own: the journal already holds that text.
 
 If the process dies between 2 and 3, or a power cut undoes the rename (or keeps the rename but
 not all of the renamed file's data: it is then empty, or has ranges of zeros where allocated
