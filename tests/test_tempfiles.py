@@ -27,7 +27,8 @@ def test_a_prepared_file_is_taken_where_the_write_needs_it(tmp_path: Path) -> No
 
 
 @pytest.mark.parametrize("change", ["swept", "elsewhere"])
-def test_a_prepared_file_that_is_gone_or_elsewhere_is_not_taken(tmp_path: Path, change: str) -> None:
+def test_a_prepared_file_that_is_gone_or_elsewhere_is_not_taken(tmp_path: Path,
+                                                                 change: str) -> None:
     folder = os.fspath(tmp_path)
     prepared = Prepared(*temp_file(folder, ".MEMORY.md."))
     if change == "swept":  # another process's sweep under the lock deleted it by its name
@@ -38,8 +39,8 @@ def test_a_prepared_file_that_is_gone_or_elsewhere_is_not_taken(tmp_path: Path, 
     assert _temps(tmp_path) == []
 
 
-def test_a_write_whose_prepared_file_was_swept_makes_another(tmp_path: Path,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_write_whose_prepared_file_was_swept_makes_another(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     store = MemoryStore(tmp_path / "home")
     assert store.add("memory", "alpha").ok
     real = StoreFile.prepare
