@@ -208,9 +208,8 @@ class StoreFile:
         sweep under the lock may delete it meanwhile; the write then makes another
         (:meth:`Prepared.take`).
         """
-        _, prefix, folder = self._destination()
-        try:
-            return Prepared(*temp_file(folder, prefix))
+        try:  # beside the file itself: a write to a linked file takes none (Prepared.take)
+            return Prepared(*temp_file(self._folder, self._prefix))
         except OSError:
             return Prepared(-1, "")
 

@@ -103,6 +103,8 @@ def test_symlinked_memory_file_stays_a_link(tmp_path: Path) -> None:
     link = home / "memories" / "MEMORY.md"
     assert link.is_symlink(), "the write replaced the link with a plain file"
     assert real.read_text(encoding="utf-8") == "Kept in a dotfiles repo\n§\nUser works from two laptops"
+    # The temp file made beside the link before the lock was not the one the text went to.
+    assert not list((home / "memories").glob("*.tmp")) and not list(dotfiles.glob("*.tmp"))
 
 
 def test_locked_lets_one_thread_of_a_process_in_at_a_time(tmp_path: Path) -> None:
