@@ -49,7 +49,8 @@ _FALLOCATE = getattr(os, "posix_fallocate", None)
 
 
 class Prepared:
-    """A temp file made before the lock (:meth:`StoreFile.prepare`): the commit takes it, or
+    """A temp file made before the lock
+    (:meth:`~memhost.builtin_providers.commit.StoreFile.prepare`): the commit takes it, or
     :meth:`discard` removes it."""
 
     __slots__ = ("fd", "name")
