@@ -5,7 +5,7 @@ disk now (a file that exists but cannot be read refuses the write, since treatin
 would wipe it), finishing a committed write a crash kept from the file, the drift guard, the
 operation on the fresh entry list, then one durable commit of the new text with the archive
 records of whatever it replaces or removes and its metadata (:mod:`.commit`), and the atomic
-replace of the file (its temp file made before the lock). Responses never echo the whole store.
+replace of the file (its temp file made before the lock). A success never echoes the store.
 
 The checks and refusals are in :mod:`.checks`, batches in :mod:`.batch`, the writes that are
 not the model's own edits in :mod:`.maintenance`, the answers in :mod:`.outcomes`.
