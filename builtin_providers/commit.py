@@ -42,7 +42,8 @@ from memhost import locking
 from memhost.builtin_providers import crashpoints, entrymeta, journal, journal_records
 from memhost.builtin_providers.archive import Archive
 from memhost.builtin_providers.entries import DELIMITER, remember_committed
-from memhost.builtin_providers.tempfiles import Prepared, preallocate, temp_file, write_all
+from memhost.builtin_providers.tempfiles import (Prepared, new_temp, preallocate, temp_file,
+                                                 write_all)
 from memhost.files import (
     atomic_write_bytes,
     fsync_dir,
@@ -130,8 +131,8 @@ class StoreFile:
 
         Every temp file for the file is written under that lock, so none of them can belong to
         a live writer (one made before the lock and still empty may: its writer, finding it
-        gone, makes another); without this they pile up after each crash. A writer killed while this
-        process lives leaves at most one, until the next checkpoint (at most ~128 writes on);
+        gone, makes another); without this they pile up after each crash. A writer killed while
+        this process lives leaves at most one, until the next checkpoint (~128 writes at most);
         listing the folder on every write cost more than any other step before the commit.
         (The one exception is the scan-verdict cache, :mod:`verdicts`, saved without the lock:
         a temp file of it deleted here only makes that save fail, and that cache is losable.)
@@ -229,11 +230,11 @@ class StoreFile:
         if pieces is None:
             pieces = text.split(DELIMITER) if text else []  # what commits: canonical entries
         taken = prepared.take(folder, prefix) if prepared is not None else None
-        fd, tmp = taken if taken is not None else temp_file(folder, prefix)
+        fd, tmp, ino = taken if taken is not None else new_temp(folder, prefix)
         renamed = committed = False
         try:
             preallocate(fd, len(data))
-            record: dict[str, Any] = {"t": now, "before": before, "ino": os.fstat(fd).st_ino}
+            record: dict[str, Any] = {"t": now, "before": before, "ino": ino}
             if archived:
                 record["archive"] = archived
             if meta:

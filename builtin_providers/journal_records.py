@@ -205,8 +205,11 @@ class CommittedText:
             self.record, self.splices, self._entries, self._text = None, 0, None, None
 
     def wrote(self, text: str, entries: list[str]) -> None:
-        """The writer's own record: it knows the text and its entries already."""
-        self._text, self._entries = text, list(entries)
+        """The writer's own record: it knows the text, and its entries (a splice has just
+        made them, equal: only a whole text leaves them to be split)."""
+        self._text = text
+        if self._entries is None:
+            self._entries = list(entries)
 
     def text(self) -> str | None:
         record, entries, text = self.record, self._entries, self._text

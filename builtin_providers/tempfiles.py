@@ -28,6 +28,16 @@ def temp_file(folder: str, prefix: str) -> tuple[int, str]:
             continue
 
 
+def new_temp(folder: str, prefix: str) -> tuple[int, str, int]:
+    """:func:`temp_file`, with its inode number (what the journal record names)."""
+    fd, name = temp_file(folder, prefix)
+    try:
+        return fd, name, os.fstat(fd).st_ino
+    except OSError:
+        _remove(fd, name)
+        raise
+
+
 def preallocate(fd: int, size: int) -> None:
     """Allocate the temp file's blocks before its text is written.
 
@@ -58,15 +68,18 @@ class Prepared:
     def __init__(self, fd: int, name: str) -> None:
         self.fd, self.name = fd, name
 
-    def take(self, folder: str, prefix: str) -> tuple[int, str] | None:
-        """The descriptor and name, when the file is still there and where the write needs it
-        (the memory file may have become a link meanwhile); else None, the file removed."""
+    def take(self, folder: str, prefix: str) -> tuple[int, str, int] | None:
+        """The descriptor, name and inode number, when the file is still there and where the
+        write needs it (the memory file may have become a link meanwhile); else None, the file
+        removed."""
         fd, name, self.fd = self.fd, self.name, -1
         if fd < 0:
             return None
         try:
-            if name.startswith(f"{folder}{os.sep}{prefix}") and os.fstat(fd).st_nlink:
-                return fd, name
+            if name.startswith(f"{folder}{os.sep}{prefix}"):
+                found = os.fstat(fd)
+                if found.st_nlink:
+                    return fd, name, found.st_ino
         except OSError:
             pass
         _remove(fd, name)

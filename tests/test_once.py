@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Callable
 
 import pytest
 
@@ -79,9 +80,9 @@ def test_a_child_forked_while_another_thread_builds_can_build() -> None:
     assert os.waitstatus_to_exitcode(status) == 0
 
 
-def _builds_within(slow: object, seconds: float) -> bool:
+def _builds_within(slow: Callable[[], object], seconds: float) -> bool:
     result: list[object] = []
-    caller = threading.Thread(target=lambda: result.append(slow()), daemon=True)  # type: ignore[operator]
+    caller = threading.Thread(target=lambda: result.append(slow()), daemon=True)
     caller.start()
     caller.join(seconds)
     return result == ["parent's"]

@@ -21,6 +21,7 @@ def test_a_prepared_file_is_taken_where_the_write_needs_it(tmp_path: Path) -> No
     prepared = Prepared(*temp_file(folder, ".MEMORY.md."))
     taken = prepared.take(folder, ".MEMORY.md.")
     assert taken is not None and os.fstat(taken[0]).st_nlink == 1
+    assert taken[2] == os.stat(taken[1]).st_ino  # what the journal record names
     prepared.discard()  # taken: the commit owns it now
     assert os.path.exists(taken[1])
     os.close(taken[0])
