@@ -36,6 +36,15 @@ PRELOAD = ("memhost.config", "memhost.manager", "memhost.builtin_providers.store
            "betterleaks", "pydantic", "sqlite3", "asyncio", "importlib_metadata")
 # The postgres provider's driver, where the suite has it: importing it opens nothing.
 OPTIONAL = ("psycopg", "psycopg_pool")
+# What the server commands import when they start (the MCP SDK alone is ~0.4 s of CPU): imported
+# here before the first such command is forked, so the later ones find it imported, as every
+# command finds PRELOAD. Not before: a worker that never starts a server does not pay for them.
+SERVER_MODULES = {
+    "mcp": ("memhost.mcp.server", "memhost.mcp.serving"),
+    "settings": ("memhost.web.server", "memhost.web.app", "memhost.web.slowclients", "uvicorn"),
+}
+#: The global options that take a value (``memhost --home H --user U mcp``).
+_VALUED_OPTIONS = ("--home", "--user")
 
 
 def preload() -> None:
@@ -68,10 +77,37 @@ def preload() -> None:
     scorer.assess("Prefers tea; the deploy script lives in ~/bin/deploy.sh")
     for rule in secret_rules.RULES:
         rule.pattern.compiled  # noqa: B018  # compiled and kept by the pattern
+    _check_no_engine()
+
+
+def _check_no_engine() -> None:
     if os.path.exists("/proc/self/maps"):  # Linux: what this process has mapped
         with open("/proc/self/maps", encoding="utf-8") as maps:
             if "libbetterleaks" in maps.read():
                 raise RuntimeError("the secret detector's engine library was loaded before forking")
+
+
+def command_word(args: list[str]) -> str | None:
+    """The subcommand ``args`` run (``mcp`` in ``--home H -v mcp --transport http``)."""
+    words = iter(args)
+    for word in words:
+        if word in _VALUED_OPTIONS:
+            next(words, None)
+        elif not word.startswith("-"):
+            return word
+    return None
+
+
+def import_for(args: list[str]) -> None:
+    """Import what the server command ``args`` runs will import, once (see SERVER_MODULES)."""
+    modules = SERVER_MODULES.pop(command_word(args) or "", ())
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except ImportError:  # an extra that is not installed: the command says so itself
+            pass
+    if modules:
+        _check_no_engine()
 
 
 def become_command(request: dict) -> None:
@@ -133,6 +169,7 @@ def serve(requests: int, answers: int) -> None:
     writer = os.fdopen(answers, "w", encoding="utf-8")
     for line in reader:
         request = json.loads(line)
+        import_for(request["args"])
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()

@@ -84,22 +84,30 @@ def test_it_stages_but_never_refuses() -> None:
     assert two_rules.outcome(Policy()) == REFUSE
 
 
+@pytest.fixture(scope="module")
+def corpus_readings() -> list[tuple[str, Assessment, Assessment]]:
+    """Every corpus text with its whole assessment and its refusal reading, read once for the
+    four thresholds below (about two seconds of scoring each time)."""
+    texts = [t for name in train_classifier.ATTACKS + train_classifier.BENIGN
+             for t in train_classifier._texts(name)] + [PARAPHRASE]
+    return [(text, scorer.assess(text), scorer.refusal_reading(text)) for text in texts]
+
+
+# One worker reads the corpus for all four thresholds: spread over workers, each read it again.
+@pytest.mark.xdist_group("learned-corpus-readings")
 @pytest.mark.parametrize("policy", [Policy(), Policy(stage_at=1.0, refuse_at=2.0),
                                     Policy(stage_at=3.0, refuse_at=3.0),
                                     Policy(stage_at=0.5, refuse_at=4.0)],
                          ids=lambda p: p.key())
-def test_a_refusal_is_decided_the_same_without_the_learned_reading(policy: Policy) -> None:
+def test_a_refusal_is_decided_the_same_without_the_learned_reading(
+        policy: Policy, corpus_readings: list[tuple[str, Assessment, Assessment]]) -> None:
     # The store's own check asks only whether a write is refused, and leaves the learned
     # reading out (scorer.refusal_reading): on every corpus text, with thresholds that let the
     # reading's weight reach refuse_at, it must refuse exactly what the whole assessment does.
-    texts = [t for name in train_classifier.ATTACKS + train_classifier.BENIGN
-             for t in train_classifier._texts(name)] + [PARAPHRASE]
     learned_fired = 0
-    for text in texts:
-        whole = scorer.assess(text)
+    for text, whole, refusal in corpus_readings:
         learned_fired += RESEMBLES_ATTACKS in whole.reasons
-        assert (scorer.refusal_reading(text).outcome(policy) == REFUSE) == \
-            (whole.outcome(policy) == REFUSE), text
+        assert (refusal.outcome(policy) == REFUSE) == (whole.outcome(policy) == REFUSE), text
     assert learned_fired > 50  # the reading left out did fire: the comparison means something
 
 
