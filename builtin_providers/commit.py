@@ -42,13 +42,13 @@ from memhost import locking
 from memhost.builtin_providers import crashpoints, entrymeta, journal, journal_records
 from memhost.builtin_providers.archive import Archive
 from memhost.builtin_providers.entries import DELIMITER, remember_committed
-from memhost.builtin_providers.tempfiles import (Prepared, new_temp, preallocate, temp_file,
-                                                 write_all)
+from memhost.builtin_providers.tempfiles import Prepared, new_temp, preallocate, temp_file
 from memhost.files import (
     atomic_write_bytes,
     fsync_dir,
     read_file,
     sweep_orphaned_temp_files,
+    write_all,
 )
 
 log = logging.getLogger(__name__)

@@ -234,4 +234,3 @@ class CommittedText:
                 return None
             self._entries = text.split(DELIMITER) if text else []
         return self._entries
-

@@ -30,7 +30,7 @@ from memhost.builtin_providers import (
 )
 from memhost.builtin_providers.archive import Archive, new_id
 from memhost.builtin_providers.checks import CURATOR_ORIGIN
-from memhost.builtin_providers.commit import Prepared, StoreFile
+from memhost.builtin_providers.commit import StoreFile
 from memhost.builtin_providers.entries import (
     FILENAMES,
     TARGETS,
@@ -50,12 +50,8 @@ from memhost.builtin_providers.outcomes import (
     decoded,
     fail,
 )
-from memhost.builtin_providers.snapshot import (
-    TITLES,
-    Snapshot,
-    render_block,
-    usage_text,
-)
+from memhost.builtin_providers.snapshot import TITLES, Snapshot, render_block, usage_text
+from memhost.builtin_providers.tempfiles import Prepared
 from memhost.files import locked, read_file
 from memhost.home import memories_dir
 from memhost.security.screen import Screen

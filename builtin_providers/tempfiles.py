@@ -97,9 +97,3 @@ def _remove(fd: int, name: str) -> None:
         os.close(fd)
     with contextlib.suppress(OSError):
         os.unlink(name)
-
-
-def write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]

@@ -215,6 +215,14 @@ def atomic_write_json(path: Path, data: Any) -> None:
     atomic_write_text(path, json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
 
 
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to ``fd``: a regular file takes it whole, but a signal can cut a
+    write short."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
 def read_file(path: str | Path) -> tuple[bytes, os.stat_result]:
     """A file's bytes, and its status as it was read: one open, ``fstat`` and read.
     ``Path.read_bytes`` builds a buffered file object around the same calls, about twice the

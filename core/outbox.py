@@ -32,6 +32,7 @@ from memhost.files import (
     ensure_private_dir,
     open_append_private,
     sweep_orphaned_temp_files,
+    write_all,
 )
 from memhost.locking import ProcessLock, process_lock
 
@@ -123,10 +124,8 @@ class Journal:
 
     def _write(self, data: dict[str, Any]) -> bytes:
         line = encode_line(data)
-        view = memoryview(line)
-        self._bytes += len(view)
-        while view:  # a regular file takes it whole; a signal can cut a write short
-            view = view[os.write(self._fd, view):]
+        self._bytes += len(line)
+        write_all(self._fd, line)
         return line
 
     def pending(self) -> list[Record]:
