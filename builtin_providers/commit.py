@@ -12,7 +12,8 @@ A write (always under the memory file's lock, see :mod:`memhost.builtin_provider
    crash or a power cut;
 3. writes the new text to the temp file (its blocks allocated first, see
    :func:`~memhost.builtin_providers.tempfiles.preallocate`) and renames it over the memory
-   file, without a sync of its own: the journal already holds that text.
+   file, without a sync of its own: the journal already holds that text. The file it replaces
+   is held open across the rename and let go once the lock is (:meth:`StoreFile.let_go`).
 
 If the process dies between 2 and 3, or a power cut undoes the rename (or keeps the rename but
 not all of the renamed file's data: it is then empty, or has ranges of zeros where allocated
@@ -94,6 +95,25 @@ def _with_text(record: dict[str, Any], current: journal.State | None, entries: l
     return {"t": record["t"], "text": text, **{k: v for k, v in record.items() if k != "t"}}
 
 
+_HOLD_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+
+
+def _hold(path: Path) -> int:
+    """An open descriptor of the file at ``path`` that a rename is about to replace (-1 where
+    there is none, or on Windows, which refuses to replace an open file).
+
+    A rename over a file drops that file's last link, and the kernel frees its blocks inside
+    ``rename``: ~70 µs of the rename's ~78 here, all of it under the memory file's lock. Held open, the file outlives the rename, and its blocks are freed as it is closed,
+    after the lock is let go (:meth:`StoreFile.let_go`): the work is the same, but other
+    writers no longer wait for it."""
+    if os.name != "posix":
+        return -1
+    try:
+        return os.open(path, _HOLD_FLAGS)
+    except OSError:  # none yet (a first write), or unreadable: the rename frees it as before
+        return -1
+
+
 def identity(found: os.stat_result) -> list[int]:
     return [found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns]
 
@@ -115,14 +135,26 @@ class StoreFile:
         self._open = True
         self._wrote = False  # whether this process appended to the journal
         self._sweep_due = True  # see sweep()
+        #: Descriptors of files this process's writes replaced, held until let_go().
+        self._replaced: list[int] = []
         journal.retain(self.journal)
 
     def close(self) -> None:
         """Let go of the journal's descriptor (kept open between writes); a later use reopens
         it. Closing twice is harmless."""
+        self.let_go()
         if self._open:
             self._open = False
             journal.release(self.journal)
+
+    def let_go(self) -> None:
+        """Close the files the last write replaced (:func:`_hold`): after the lock is let go,
+        where the kernel's freeing of their blocks delays no other writer."""
+        replaced = self._replaced
+        while replaced:
+            fd = replaced.pop()
+            if fd >= 0:
+                os.close(fd)
 
     def sweep(self) -> None:
         """Delete temp files a killed writer left beside the file (its data, sidecar or backups):
@@ -249,7 +281,11 @@ class StoreFile:
             os.close(fd)
             fd = -1
             crashpoints.reached("temp-written")
-            os.replace(tmp, target)
+            replaced = _hold(target)
+            try:
+                os.replace(tmp, target)
+            finally:
+                self._replaced.append(replaced)
             renamed = True
             if not data.startswith(codecs.BOM_UTF8):  # read back, a BOM would be dropped
                 self._written = (data, text)

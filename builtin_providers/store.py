@@ -356,6 +356,7 @@ class MemoryStore(Maintenance):
                          "regular file) and retry.")
         finally:
             prepared.discard()  # unless the commit took it
+            self._files[target].let_go()  # the file it replaced, once the lock is let go
         if changes:  # not under the lock: no part of the write, and other writers wait for it
             self._note_usage(target, used)
         response = {
