@@ -3,26 +3,29 @@
 A write (always under the memory file's lock, see :mod:`memhost.builtin_providers.store`):
 
 1. takes the temp file the new text will go to, made before the lock (:meth:`StoreFile.prepare`)
-   or now (its inode number goes in the record);
+   or now, and writes the text to it (its blocks allocated first, see
+   :func:`~memhost.builtin_providers.tempfiles.preallocate`), without a sync: the journal holds
+   the text. Where the last write swapped the memory file out, that file is the temp file, and
+   is written over (:func:`~memhost.builtin_providers.tempfiles.reuse`);
 2. appends one record to the file's journal (:mod:`memhost.builtin_providers.journal`): the new
    text (as the change to the entries the journal says the file holds, or whole, see
-   :func:`_with_text`), the archive records of what the write replaced or removed, the metadata
-   it set, and the identity (inode, size, times) of the file as it was read; then syncs it.
-   **That sync is the commit**, and the only one on the way: from here the write survives a
-   crash or a power cut;
-3. writes the new text to the temp file (its blocks allocated first, see
-   :func:`~memhost.builtin_providers.tempfiles.preallocate`) and renames it over the memory
-   file, without a sync of its own: the journal already holds that text. The file it replaces
-   is held open across the rename and let go once the lock is (:meth:`StoreFile.let_go`).
+   :func:`~memhost.builtin_providers.journal_records.with_text`), the archive records of what
+   the write replaced or removed, the metadata it set, the identity (inode, size, times) of
+   the file as it was read and that of the temp file as written; then syncs it. **That sync is
+   the commit**, and the only one on the way: from here the write survives a crash or a power
+   cut;
+3. swaps the temp file with the memory file, or renames it over the memory file
+   (:mod:`memhost.builtin_providers.replacing`).
 
-If the process dies between 2 and 3, or a power cut undoes the rename (or keeps the rename but
-not all of the renamed file's data: it is then empty, or has ranges of zeros where allocated
-blocks were never written), the file no longer holds the text of the journal's last record. The
-next write, or session start, then puts it right (:meth:`StoreFile.settle`), but only when
-nothing else changed the file since: it still has exactly the identity the record says it was
-read with (the rename never happened), or it is the very inode the record wrote and holds
-nothing, or the record's bytes with zeroed ranges (its data never fully reached the disk). Any
-other difference is an edit made outside memhost after the write, and it is left alone.
+If the process dies between 2 and 3, or a power cut undoes the swap (or keeps it but not all of
+the temp file's data: it then holds nothing, ranges of zeros where allocated blocks were never
+written, or a reused file's older bytes), the file no longer holds the text of the journal's
+last record. The next write, or session start, then puts it right (:meth:`StoreFile.settle`),
+but only when nothing else changed the file since: it still has exactly the identity the record
+says it was read with (the swap never happened), or it is the very file the record wrote, with
+the size and modification time the write left it with, or holding nothing or the record's
+bytes with zeroed ranges. Any other difference is an edit made outside memhost after the write,
+and it is left alone.
 
 The folder fsync that made each rename durable now runs at each checkpoint, when the journal's
 records are folded into the long-lived files and dropped (:meth:`StoreFile.checkpoint`): until
@@ -41,16 +44,11 @@ from typing import Any
 
 from memhost import locking
 from memhost.builtin_providers import crashpoints, entrymeta, journal, journal_records
+from memhost.builtin_providers.replacing import hold, swap
 from memhost.builtin_providers.archive import Archive
 from memhost.builtin_providers.entries import DELIMITER, remember_committed
-from memhost.builtin_providers.tempfiles import Prepared, new_temp, preallocate, temp_file
-from memhost.files import (
-    atomic_write_bytes,
-    fsync_dir,
-    read_file,
-    sweep_orphaned_temp_files,
-    write_all,
-)
+from memhost.builtin_providers.tempfiles import Prepared, drop, fill, keep, reuse, temp_file
+from memhost.files import atomic_write_bytes, fsync_dir, read_file, sweep_orphaned_temp_files
 
 log = logging.getLogger(__name__)
 
@@ -72,46 +70,6 @@ def _unwritten_copy(data: bytes, text: str) -> bool:
     expected = text.encode("utf-8")
     return len(data) == len(expected) and all(
         got == want or got == 0 for got, want in zip(data, expected))
-
-
-def _with_text(record: dict[str, Any], current: journal.State | None, entries: list[str],
-               wrote: tuple[str, list[str]] | None) -> dict[str, Any]:
-    """``record`` with what it sets the file to: a splice (the new entries as ranges of those
-    the write read and the entries that are new, :func:`journal_records.splice_of`) when this
-    write read exactly the entries the journal says the file holds (``current``), else the
-    whole text. A whole text is written at least once in SPLICES_PER_TEXT records, and first
-    in each generation, so a reader starting cold decodes a few records, not all since the
-    last checkpoint."""
-    if wrote is None:
-        return record
-    text, pieces = wrote
-    committed = current.committed if current is not None else None
-    if committed is not None and committed.splices < journal_records.SPLICES_PER_TEXT:
-        known = committed.entries()
-        splice = journal_records.splice_of(known, pieces) if known == entries else None
-        if splice is not None:
-            return {**record, "splice": splice, "chars": len(text)}
-    # "text" right before "before": what lets a reader leave it undecoded (journal_records)
-    return {"t": record["t"], "text": text, **{k: v for k, v in record.items() if k != "t"}}
-
-
-_HOLD_FLAGS = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
-
-
-def _hold(path: Path) -> int:
-    """An open descriptor of the file at ``path`` that a rename is about to replace (-1 where
-    there is none, or on Windows, which refuses to replace an open file).
-
-    A rename over a file drops that file's last link, and the kernel frees its blocks inside
-    ``rename``: ~70 µs of the rename's ~78 here, all of it under the memory file's lock. Held open, the file outlives the rename, and its blocks are freed as it is closed,
-    after the lock is let go (:meth:`StoreFile.let_go`): the work is the same, but other
-    writers no longer wait for it."""
-    if os.name != "posix":
-        return -1
-    try:
-        return os.open(path, _HOLD_FLAGS)
-    except OSError:  # none yet (a first write), or unreadable: the rename frees it as before
-        return -1
 
 
 def identity(found: os.stat_result) -> list[int]:
@@ -137,19 +95,36 @@ class StoreFile:
         self._sweep_due = True  # see sweep()
         #: Descriptors of files this process's writes replaced, held until let_go().
         self._replaced: list[int] = []
+        #: The temp name the last write's swap left the replaced file under (tempfiles.reuse).
+        self._spare: str | None = None
+        self._swaps = True  # False once the filesystem refused a swap: rename instead
         journal.retain(self.journal)
 
     def close(self) -> None:
         """Let go of the journal's descriptor (kept open between writes); a later use reopens
         it. Closing twice is harmless."""
         self.let_go()
+        spare, self._spare = self._spare, None
+        if spare is not None:
+            drop(spare)
         if self._open:
             self._open = False
             journal.release(self.journal)
 
+    def finish(self, prepared: Prepared) -> None:
+        """After a write, once the lock is let go: the temp file it prepared and did not use
+        goes (or is kept again, see :meth:`Prepared.discard`), and the files it replaced are
+        closed (:meth:`let_go`)."""
+        if (kept := prepared.discard()) is not None:
+            if self._spare is None:
+                self._spare = kept
+            else:  # another thread's write kept one meanwhile: one is enough
+                drop(kept)
+        self.let_go()
+
     def let_go(self) -> None:
-        """Close the files the last write replaced (:func:`_hold`): after the lock is let go,
-        where the kernel's freeing of their blocks delays no other writer."""
+        """Close the files the last write renamed over (:func:`.replacing.hold`): after the lock
+        is let go, where the kernel's freeing of their blocks delays no other writer."""
         replaced = self._replaced
         while replaced:
             fd = replaced.pop()
@@ -161,9 +136,10 @@ class StoreFile:
         at this object's first write, then at the first after each checkpoint (the caller holds
         the lock, and nothing of its own write exists yet).
 
-        Every temp file for the file is written under that lock, so none of them can belong to
-        a live writer (one made before the lock and still empty may: its writer, finding it
-        gone, makes another); without this they pile up after each crash. A writer killed while
+        Every temp file for the file is written under that lock, so none of them can be in a
+        live writer's hands (one made before the lock, or the file a writer's last swap left for
+        its next write, may be kept for later: its writer, finding it gone, makes another);
+        without this they pile up after each crash. A writer killed while
         this process lives leaves at most one, until the next checkpoint (~128 writes at most);
         listing the folder on every write cost more than any other step before the commit.
         (The one exception is the scan-verdict cache, :mod:`verdicts`, saved without the lock:
@@ -212,8 +188,10 @@ class StoreFile:
         if ident is None:
             lost = last.get("before") is None  # the write created the file; it is gone again
         else:
-            lost = ident == last.get("before") or (
-                ident[0] == last.get("ino") and _unwritten_copy(data or b"", owed))
+            # The very file the record wrote, as it left it (size and modification time) or
+            # holding nothing where its text should be: its data never reached the disk.
+            lost = ident == last.get("before") or (ident[0] == last.get("ino") and (
+                ident[1:3] == last.get("wrote") or _unwritten_copy(data or b"", owed)))
         if not lost:
             return text  # edited outside memhost since: that edit stands
         log.warning("%s did not hold its last committed write (the writing process stopped "
@@ -241,6 +219,9 @@ class StoreFile:
         sweep under the lock may delete it meanwhile; the write then makes another
         (:meth:`Prepared.take`).
         """
+        spare, self._spare = self._spare, None
+        if spare is not None and (reused := reuse(spare)) is not None:
+            return reused
         try:  # beside the file itself: a write to a linked file takes none (Prepared.take)
             return Prepared(*temp_file(self._folder, self._prefix))
         except OSError:
@@ -262,30 +243,29 @@ class StoreFile:
         if pieces is None:
             pieces = text.split(DELIMITER) if text else []  # what commits: canonical entries
         taken = prepared.take(folder, prefix) if prepared is not None else None
-        fd, tmp, ino = taken if taken is not None else new_temp(folder, prefix)
+        fd, tmp, held = taken if taken is not None else (*temp_file(folder, prefix), 0)
         renamed = committed = False
         try:
-            preallocate(fd, len(data))
-            record: dict[str, Any] = {"t": now, "before": before, "ino": ino}
+            crashpoints.reached("temp-created")
+            written = fill(fd, data, held)
+            os.close(fd)  # and with it a reused file's flock (tempfiles.reuse)
+            fd = -1
+            crashpoints.reached("temp-written")
+            record: dict[str, Any] = {"t": now, "before": before, "ino": written.st_ino,
+                                      "wrote": [written.st_size, written.st_mtime_ns]}
             if archived:
                 record["archive"] = archived
             if meta:
                 record["meta"] = meta
-            crashpoints.reached("temp-created")
             # What puts the metadata back if the file cannot be replaced after the commit.
             undo = {"cancel": True, "meta": {key: current.get(key) for key in meta}}
             self._append(record, entries, (text, pieces))
             committed = True
             crashpoints.reached("journal-synced")
-            write_all(fd, data)
-            os.close(fd)
-            fd = -1
-            crashpoints.reached("temp-written")
-            replaced = _hold(target)
-            try:
-                os.replace(tmp, target)
-            finally:
-                self._replaced.append(replaced)
+            self._spare = self._replace(tmp, target, swappable=before is not None
+                                        and target is self.path)
+            if self._spare is not None:
+                keep(self._spare)
             renamed = True
             if not data.startswith(codecs.BOM_UTF8):  # read back, a BOM would be dropped
                 self._written = (data, text)
@@ -299,6 +279,24 @@ class StoreFile:
                 if committed:
                     self._cancel(undo)
             raise
+
+    def _replace(self, tmp: str, target: Path, *, swappable: bool) -> str | None:
+        """Put the temp file in the memory file's place: swapped with it where it can be
+        (:func:`.replacing.swap`), which leaves the replaced file under ``tmp``, returned for
+        the next write to reuse; else renamed over it (None)."""
+        if swappable and self._swaps:
+            try:
+                if swap(tmp, self._name):
+                    return tmp
+                self._swaps = False  # this platform or filesystem cannot: rename from now on
+            except FileNotFoundError:
+                pass  # the file went since it was read: there is nothing to swap with
+        replaced = hold(target)
+        try:
+            os.replace(tmp, target)
+        finally:
+            self._replaced.append(replaced)
+        return None
 
     def note_metadata(self, meta: dict[str, dict[str, Any] | None], entries: list[str]) -> None:
         """Record metadata alone (a pin, a confirmation), durably; the caller holds the lock."""
@@ -316,10 +314,12 @@ class StoreFile:
         try:
             if current.records >= RECORDS_PER_JOURNAL:
                 raise journal.Full("a checkpoint is due")
-            journal.append(self.journal, _with_text(record, current, entries, wrote),
+            journal.append(self.journal,
+                           journal_records.with_text(record, current.committed, entries, wrote),
                            wrote=wrote, on_written=lambda: crashpoints.reached("journal-written"))
         except journal.Full:
-            whole = _with_text(record, None, entries, wrote)  # a new generation starts whole
+            # A new generation starts with the whole text.
+            whole = journal_records.with_text(record, None, entries, wrote)
             self.checkpoint(entries, needed=len(journal.encode(current.gen or 1, whole)))
             journal.append(self.journal, whole, wrote=wrote,
                            on_written=lambda: crashpoints.reached("journal-written"))

@@ -14,15 +14,15 @@ import signal
 #: Every step boundary a write passes, in order (``checkpoint-*`` only when the journal is full).
 STEPS = (
     "locked",  # the lock is held, nothing read yet
-    "temp-created",  # the temp file for the new text exists, empty
+    "temp-created",  # the temp file for the new text exists (empty, or a reused file's old text)
+    "temp-written",  # the temp file holds the new text; nothing is committed yet
     "checkpoint-archived",  # the journal's archive records are in archive.jsonl, fsynced
     "checkpoint-folded",  # the metadata sidecar holds the journal's metadata, fsynced
     "checkpoint-synced",  # the memory file and the folder are fsynced
     "checkpoint-restarted",  # the journal starts a new generation
     "journal-written",  # the commit record is written, not yet synced
     "journal-synced",  # the commit record is durable: the write is committed
-    "temp-written",  # the temp file holds the new text
-    "renamed",  # the memory file holds the new text; the answer is not sent yet
+    "renamed",  # the memory file holds the new text (swapped or renamed); no answer yet
 )
 
 _AT = os.environ.get("MEMHOST_CRASH_AT", "")

@@ -234,3 +234,22 @@ class CommittedText:
                 return None
             self._entries = text.split(DELIMITER) if text else []
         return self._entries
+
+
+def with_text(record: dict[str, Any], committed: CommittedText | None, entries: list[str],
+              wrote: tuple[str, list[str]] | None) -> dict[str, Any]:
+    """``record`` with what it sets the file to (``wrote``: the new text and its entries): a
+    splice (:func:`splice_of`) when this write read exactly the entries the journal says the
+    file holds (``committed``), else the whole text. A whole text is written at least once in
+    :data:`SPLICES_PER_TEXT` records, and first in each generation, so a reader starting cold
+    decodes a few records, not all since the last checkpoint."""
+    if wrote is None:
+        return record
+    text, pieces = wrote
+    if committed is not None and committed.splices < SPLICES_PER_TEXT:
+        known = committed.entries()
+        splice = splice_of(known, pieces) if known == entries else None
+        if splice is not None:
+            return {**record, "splice": splice, "chars": len(text)}
+    # "text" right before "before": what lets a reader leave it undecoded (see Record)
+    return {"t": record["t"], "text": text, **{k: v for k, v in record.items() if k != "t"}}

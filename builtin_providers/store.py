@@ -52,7 +52,7 @@ from memhost.builtin_providers.outcomes import (
 )
 from memhost.builtin_providers.snapshot import TITLES, Snapshot, render_block, usage_text
 from memhost.builtin_providers.tempfiles import Prepared
-from memhost.files import locked, read_file
+from memhost.files import locked, read_current
 from memhost.home import memories_dir
 from memhost.security.screen import Screen
 
@@ -104,7 +104,7 @@ class MemoryStore(Maintenance):
     def read_raw(self, target: str) -> str:
         """The file's text; ``""`` when absent; :class:`Unreadable` when present but unreadable."""
         try:
-            data, _ = read_file(self.path(target))
+            data, _ = read_current(self.path(target))
         except FileNotFoundError:
             return ""
         except OSError as exc:
@@ -355,8 +355,7 @@ class MemoryStore(Maintenance):
                          f"changed. Check {self.folder} (permissions; the .lock file must be a "
                          "regular file) and retry.")
         finally:
-            prepared.discard()  # unless the commit took it
-            self._files[target].let_go()  # the file it replaced, once the lock is let go
+            self._files[target].finish(prepared)  # what it prepared and replaced, unlocked
         if changes:  # not under the lock: no part of the write, and other writers wait for it
             self._note_usage(target, used)
         response = {

@@ -192,19 +192,30 @@ def _where() -> str:
 def temp_writer_gone(temp_name: str) -> bool:
     """True when the atomic write that made ``temp_name`` was killed: it ran here, and its pid
     runs no process now."""
+    return _temp_writer(temp_name) is False
+
+
+def temp_writer_alive(temp_name: str) -> bool:
+    """True when the process that made ``temp_name`` runs here now (another than this one)."""
+    return _temp_writer(temp_name) is True
+
+
+def _temp_writer(temp_name: str) -> bool | None:
+    """Whether the writer ``temp_name`` names runs (None: it ran elsewhere, is this process, or
+    the name says nothing of it)."""
     parts = temp_name.rsplit(".", 3)  # [".<name>", "<pid>-<where>", "<random>", "tmp"]
     if len(parts) != 4 or os.name == "nt":  # Windows' os.kill(pid, 0) ends the process
-        return False
+        return None
     pid, _, where = parts[1].partition("-")
     if not pid.isdigit() or where != _where() or int(pid) in (0, os.getpid()):
-        return False
+        return None
     try:
         os.kill(int(pid), 0)
     except ProcessLookupError:
-        return True
-    except OSError:  # PermissionError: alive, someone else's
         return False
-    return False
+    except OSError:  # PermissionError: alive, someone else's
+        return True
+    return True
 
 
 def atomic_write_text(path: Path, text: str, *, follow_symlink: bool = False) -> None:
@@ -230,15 +241,63 @@ def read_file(path: str | Path) -> tuple[bytes, os.stat_result]:
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     try:
         found = os.fstat(fd)
-        data = os.read(fd, found.st_size + 1)
-        if len(data) > found.st_size:  # it grew since the fstat: read the rest
-            chunks = [data]
-            while chunk := os.read(fd, 65_536):
-                chunks.append(chunk)
-            data = b"".join(chunks)
+        data = _read_all(fd, found.st_size)
     finally:
         os.close(fd)
     return data, found
+
+
+def read_current(path: str | Path) -> tuple[bytes, os.stat_result]:
+    """:func:`read_file` for a memory file read without its lock: the bytes of the file that is
+    at ``path``, never of one being written over.
+
+    A write may leave the file it replaced under a temp name and write over it later
+    (:mod:`memhost.builtin_providers.replacing`), so a reader that opened the old file could
+    see it change under it. The reader holds a shared ``flock`` while it reads, which the
+    writer asks for exclusively and does without when refused; and it checks that the file it
+    read is still the one at ``path``, else reads again.
+    """
+    if _flock is None:  # Windows: a write there always renames, nothing is written over
+        return read_file(path)
+    for attempt in range(_READ_ATTEMPTS):
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        try:
+            try:  # the last attempt waits for a writer writing over the file opened
+                _flock(fd, _SHARED if attempt == _READ_ATTEMPTS - 1 else _SHARED | _NOWAIT)
+            except BlockingIOError:
+                continue  # being written over: no longer the file at path
+            except OSError:
+                pass  # a filesystem without locks (a writer there cannot take it either)
+            found = os.fstat(fd)
+            data = _read_all(fd, found.st_size)
+        finally:
+            os.close(fd)
+        try:
+            there = os.stat(path)
+        except FileNotFoundError:
+            there = None
+        if there is None or (there.st_ino, there.st_dev) == (found.st_ino, found.st_dev):
+            return data, found
+    return data, found
+
+
+_READ_ATTEMPTS = 8
+try:
+    from fcntl import LOCK_NB as _NOWAIT
+    from fcntl import LOCK_SH as _SHARED
+    from fcntl import flock as _flock
+except ImportError:  # pragma: no cover - Windows
+    _flock = None  # type: ignore[assignment]
+
+
+def _read_all(fd: int, size: int) -> bytes:
+    data = os.read(fd, size + 1)
+    if len(data) > size:  # it grew since the fstat: read the rest
+        chunks = [data]
+        while chunk := os.read(fd, 65_536):
+            chunks.append(chunk)
+        data = b"".join(chunks)
+    return data
 
 
 def read_json_or(path: Path, default: Any) -> Any:

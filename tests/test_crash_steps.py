@@ -128,7 +128,9 @@ def test_a_writer_killed_at_each_step_loses_nothing(tmp_path: Path, op: str, ste
     assert pinned == [BETA if BETA in entries else f"beta revised{PAD}"], (step, pinned)
     assert store.metadata_problems() == []
 
-    # Nothing half-written is left behind, and a checkpoint folds it all into the files.
+    # Nothing half-written is left behind once the store is closed (the file the last write
+    # swapped out, kept for the next one, goes too), and a checkpoint folds it all in.
+    store.close()
     assert not [p for p in store.folder.iterdir() if p.name.endswith(".tmp")]
     store.checkpoint("memory")
     lines = (store.folder / "archive.jsonl").read_text("utf-8").splitlines() \

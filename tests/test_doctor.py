@@ -243,3 +243,34 @@ def test_a_memories_path_that_is_not_a_folder_is_a_problem(home: Path) -> None:
     assert any("is not a folder" in p for p in found["home"]["problems"])
     assert found["store.memory"]["readable"] is False
     assert found["store.memory"]["status"] == "problem"
+
+
+def test_a_file_a_running_writer_keeps_is_a_note_not_a_problem(home: Path) -> None:
+    """A host's store keeps the file its last write swapped out for its next write; doctor,
+    run beside it, says so instead of calling it a leftover."""
+    from memhost.builtin_providers import replacing
+
+    if not replacing.available():
+        pytest.skip("no renameat2 in this C library: writes rename, nothing is kept")
+    host = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import sys
+        from pathlib import Path
+        from memhost.builtin_providers.store import MemoryStore
+        store = MemoryStore(Path({str(home)!r}))
+        for text in ("alpha", "beta", "gamma"):
+            assert store.add("memory", text).ok
+        print("written", flush=True)
+        sys.stdin.readline()
+    """)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert host.stdout is not None and host.stdout.readline().strip() == "written"
+        [kept] = (home / "memories").glob(".MEMORY.md.*.tmp")
+        old = time.time() - 3600  # however long the host has been idle
+        os.utime(kept, (old, old))
+        data = report(home)
+        memory = sections(data)["store.memory"]
+        assert data["ok"] is True and memory["temp_files"] == [str(kept)]
+        assert any("kept by a running process" in n for n in memory["notes"])
+    finally:
+        host.communicate("\n", timeout=30)
+    assert not list((home / "memories").glob(".MEMORY.md.*.tmp"))  # gone with the host

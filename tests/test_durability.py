@@ -137,6 +137,7 @@ def test_writer_killed_at_random_moments_never_tears_the_file(tmp_path: Path) ->
     assert store.add("memory", "after the crashes").ok
     assert store.remove("memory", "after the crashes").ok
     assert store.archive.entries()
+    store.close()  # and with it the file its last write kept for the next one
     assert _temp_files(home / "memories") == []  # what killed writers left behind is swept
 
 

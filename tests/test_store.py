@@ -101,16 +101,25 @@ class TestFiles:
                  memories / "archive.jsonl.lock", memories / "MEMORY.md.meta.json",
                  memories / "MEMORY.md.journal", *backups(store)]
         assert len(files) == 7
-        for path in files:
+        kept = list(memories.glob(".*.tmp"))  # what the last write swapped out, for the next
+        assert len(kept) <= 1
+        for path in [*files, *kept]:
             assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
         assert stat.S_IMODE(memories.stat().st_mode) == 0o700
-        assert not list(memories.glob("*.tmp"))
+        store.close()
+        assert not list(memories.glob("*.tmp")) and not list(memories.glob(".*.tmp"))
 
 
+@pytest.mark.parametrize("how", ["swap", "rename"])
 def test_writes_commit_to_the_journal_then_replace_through_a_private_temp_file(
-        home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        home: Path, monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    from memhost.builtin_providers import commit, replacing
+
+    if how == "swap" and not replacing.available():
+        pytest.skip("this platform's C library has no renameat2")
     store = MemoryStore(home)
     store.add("memory", "alpha")  # the journal exists from the first write on
+    store.add("memory", "gamma")  # the file this write swaps out is the next one's temp file
     journal_file = home / "memories" / "MEMORY.md.journal"
     events: list[tuple[str, object]] = []
     real_replace, real_fdatasync = os.replace, getattr(os, "fdatasync", os.fsync)
@@ -119,6 +128,14 @@ def test_writes_commit_to_the_journal_then_replace_through_a_private_temp_file(
         events.append(("replace", (stat.S_IMODE(os.stat(src).st_mode), Path(src).parent,
                                    Path(dst))))
         real_replace(src, dst)
+
+    def swap(first: str, second: str) -> bool:
+        if how == "rename":
+            return False  # as a platform or filesystem without swaps answers
+        replace(first, second)  # the same event: the temp file takes the memory file's place
+        return True
+
+    monkeypatch.setattr(commit, "swap", swap)
 
     def fdatasync(fd: int) -> None:
         # The record synced holds the new text: it is what makes the write durable.
@@ -138,17 +155,25 @@ def test_writes_commit_to_the_journal_then_replace_through_a_private_temp_file(
     assert (mode, folder, dst) == (0o600, store.folder, store.path("memory"))
 
 
+@pytest.mark.parametrize("where", ["temp file", "replacing the file"])
 def test_a_failed_write_is_an_error_and_changes_nothing(
-        home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        home: Path, monkeypatch: pytest.MonkeyPatch, where: str) -> None:
+    from memhost.builtin_providers import commit
+
     store = MemoryStore(home)
     store.add("memory", "alpha")
+    store.add("memory", "omega")
+    store.remove("memory", "omega")  # the next write reuses the file this one swapped out
     before = on_disk(store)
 
-    def disk_full(fd: int, data: bytes) -> None:
+    def disk_full(*args: object) -> None:
         raise OSError(28, "No space left on device")
 
-    # The commit record is durable by then: the failure must cancel it.
-    monkeypatch.setattr("memhost.builtin_providers.commit.write_all", disk_full)
+    if where == "temp file":  # before the commit: nothing to cancel
+        monkeypatch.setattr("memhost.builtin_providers.tempfiles.write_all", disk_full)
+    else:  # the commit record is durable by then: the failure must cancel it
+        monkeypatch.setattr(commit, "swap", disk_full)
+        monkeypatch.setattr(commit.os, "replace", disk_full)
     heard: list[object] = []
     store.subscribe(lambda *args: heard.append(args))
     outcome = store.add("memory", "beta")
@@ -159,6 +184,7 @@ def test_a_failed_write_is_an_error_and_changes_nothing(
     # The cancelled write is not finished by the next one, which works.
     assert store.add("memory", "gamma").ok
     assert store.entries("memory") == ["alpha", "gamma"]
+    store.close()  # and with it the file the last write kept for the next one
     assert not list(store.folder.glob("*.tmp")) and not list(store.folder.glob(".*.tmp"))
 
 

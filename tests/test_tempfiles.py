@@ -21,8 +21,8 @@ def test_a_prepared_file_is_taken_where_the_write_needs_it(tmp_path: Path) -> No
     prepared = Prepared(*temp_file(folder, ".MEMORY.md."))
     taken = prepared.take(folder, ".MEMORY.md.")
     assert taken is not None and os.fstat(taken[0]).st_nlink == 1
-    assert taken[2] == os.stat(taken[1]).st_ino  # what the journal record names
-    prepared.discard()  # taken: the commit owns it now
+    assert taken[2] == 0  # a new file: nothing in it to write over
+    assert prepared.discard() is None  # taken: the commit owns it now
     assert os.path.exists(taken[1])
     os.close(taken[0])
 
@@ -53,7 +53,9 @@ def test_a_write_whose_prepared_file_was_swept_makes_another(
 
     monkeypatch.setattr(StoreFile, "prepare", swept_while_waiting)
     assert store.add("memory", "beta").ok
-    assert store.entries("memory") == ["alpha", "beta"]
+    assert store.add("memory", "gamma").ok  # its prepared file is the one the last swap left
+    assert store.entries("memory") == ["alpha", "beta", "gamma"]
+    store.close()
     assert _temps(store.folder) == []
 
 

@@ -33,25 +33,31 @@ def lock_state(path: Path) -> str:
     return "free"
 
 
-def leftover_temp_files(path: Path, now: float) -> tuple[list[str], list[str]]:
-    """Temp files of atomic writes to ``path``: (stale ones, recent ones). A temp file is stale
-    when it is old or its writer's process is gone; a young one may be a write in progress."""
-    from memhost.files import temp_writer_gone
+def leftover_temp_files(path: Path, now: float) -> tuple[list[str], list[str], list[str]]:
+    """Temp files of atomic writes to ``path``: (stale ones, recent ones, kept ones). A temp
+    file is stale when it is old or its writer's process is gone; a young one may be a write in
+    progress; one whose writer runs here is kept by it (a memory file's writer keeps the file
+    its last write swapped out, for the next: memhost.builtin_providers.tempfiles.reuse)."""
+    from memhost.files import temp_writer_alive, temp_writer_gone
 
     stale: list[str] = []
     recent: list[str] = []
+    kept: list[str] = []
     try:
         candidates = sorted(path.parent.glob(f".{path.name}.*.tmp"))
     except OSError:
-        return stale, recent
+        return stale, recent, kept
     for candidate in candidates:
         try:
             mtime = candidate.stat().st_mtime
         except OSError:
             continue
+        if temp_writer_alive(candidate.name):
+            kept.append(str(candidate))
+            continue
         young = now - mtime < TEMP_GRACE_SECONDS and not temp_writer_gone(candidate.name)
         (recent if young else stale).append(str(candidate))
-    return stale, recent
+    return stale, recent, kept
 
 
 def loose_mode(path: Path) -> str | None:
@@ -68,14 +74,17 @@ def temp_findings(path: Path, ctx: Context, problems: list[str], notes: list[str
     """Leftover temp files of ``path``: stale ones are problems, recent ones notes; all of them
     are returned. ``swept``: the next change to ``path`` deletes its stale temp files (the memory
     stores)."""
-    stale, recent = leftover_temp_files(path, ctx.now)
+    stale, recent, kept = leftover_temp_files(path, ctx.now)
     if stale:
         also = f" (the next change to {path.name} also removes them)" if swept else ""
         problems.append(f"leftover temp file(s) from an interrupted write, safe to delete{also}: "
                         f"{', '.join(stale)}")
     if recent:
         notes.append(f"temp file(s) from a write that may still be running: {', '.join(recent)}")
-    return stale + recent
+    if kept:
+        notes.append(f"kept by a running process for its next write to {path.name} (removed "
+                     f"when it stops): {', '.join(kept)}")
+    return stale + recent + kept
 
 
 def lock_findings(path: Path, notes: list[str]) -> str:
