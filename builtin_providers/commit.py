@@ -44,9 +44,9 @@ from typing import Any
 
 from memhost import locking
 from memhost.builtin_providers import crashpoints, entrymeta, journal, journal_records
-from memhost.builtin_providers.replacing import hold, swap
 from memhost.builtin_providers.archive import Archive
 from memhost.builtin_providers.entries import DELIMITER, remember_committed
+from memhost.builtin_providers.replacing import hold, swap
 from memhost.builtin_providers.tempfiles import Prepared, drop, fill, keep, reuse, temp_file
 from memhost.files import atomic_write_bytes, fsync_dir, read_file, sweep_orphaned_temp_files
 
@@ -262,11 +262,13 @@ class StoreFile:
             self._append(record, entries, (text, pieces))
             committed = True
             crashpoints.reached("journal-synced")
-            self._spare = self._replace(tmp, target, swappable=before is not None
-                                        and target is self.path)
-            if self._spare is not None:
-                keep(self._spare)
+            kept = self._replace(tmp, target, swappable=before is not None and target is self.path)
             renamed = True
+            if kept is not None:  # for the next write (one is enough: another thread's goes)
+                keep(kept)
+                if (other := self._spare) is not None:
+                    drop(other)
+                self._spare = kept
             if not data.startswith(codecs.BOM_UTF8):  # read back, a BOM would be dropped
                 self._written = (data, text)
             crashpoints.reached("renamed")

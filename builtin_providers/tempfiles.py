@@ -3,9 +3,9 @@
 Made by :func:`temp_file` (private, ``O_EXCL``, one random draw), its blocks allocated by
 :func:`preallocate` before the text is written, and, under contention, made before the write
 takes the lock (:class:`Prepared`, :meth:`memhost.builtin_providers.commit.StoreFile.prepare`).
-Where the write swapped it with the memory file (:mod:`memhost.builtin_providers.swap`), the
-file it replaced is left under the temp file's name: the writer's next write takes that one
-again (:func:`reuse`) instead of making a new one.
+Where the write swapped it with the memory file (:mod:`memhost.builtin_providers.replacing`),
+the file it replaced is left under the temp file's name: the writer's next write takes that
+one again (:func:`reuse`) instead of making a new one.
 """
 
 from __future__ import annotations

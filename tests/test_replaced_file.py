@@ -227,7 +227,8 @@ def _lock_is_free(store: MemoryStore) -> bool:
 
 
 @pytest.mark.usefixtures("renames")
-@pytest.mark.skipif(os.name != "posix", reason="held open only where a rename may replace an open file")
+@pytest.mark.skipif(os.name != "posix",
+                    reason="held open only where a rename may replace an open file")
 @pytest.mark.parametrize("write", list(WRITES))
 def test_a_renamed_over_file_is_held_across_the_rename_and_let_go_after_the_lock(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, write: str) -> None:
