@@ -267,7 +267,8 @@ def _read_on(fd: int, current: State) -> None:
         current.end += end + 1 - start
 
 
-def _fold(current: State, record: dict[str, Any], length: int) -> None:
+def _fold(current: State, record: dict[str, Any], length: int,
+          made: list[str] | None = None) -> None:
     current.records += 1
     current.largest = max(current.largest, length)
     meta = record.get("meta")
@@ -277,7 +278,7 @@ def _fold(current: State, record: dict[str, Any], length: int) -> None:
     archived = record.get("archive")
     if isinstance(archived, list):
         current.archive.extend(a for a in archived if isinstance(a, dict))
-    current.committed.fold(record)
+    current.committed.fold(record, made)
 
 
 def append(path: Path, record: dict[str, Any], *, on_written: Any = None,
@@ -304,7 +305,7 @@ def append(path: Path, record: dict[str, Any], *, on_written: Any = None,
         on_written()
     _datasync(handle.fd)
     current.end += len(line)
-    _fold(current, record, len(line))
+    _fold(current, record, len(line), None if wrote is None else wrote[1])
     if wrote is not None and current.committed.record is record:
         current.committed.wrote(*wrote)
     return current

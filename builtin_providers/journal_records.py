@@ -192,12 +192,17 @@ class CommittedText:
         self._entries: list[str] | None = None
         self._text: str | None = None
 
-    def fold(self, record: dict[str, Any]) -> None:
+    def fold(self, record: dict[str, Any], made: list[str] | None = None) -> None:
+        """Take ``record`` in; ``made``: the entries a splice makes, when the writer folding its
+        own record has them (it made the splice from them), so it is not applied again."""
         if has_text(record):
             self.record, self.splices, self._entries, self._text = record, 0, None, None
         elif "splice" in record:
-            base = self.entries()
-            entries = None if base is None else apply_splice(base, record["splice"])
+            if made is not None:
+                entries: list[str] | None = list(made)
+            else:
+                base = self.entries()
+                entries = None if base is None else apply_splice(base, record["splice"])
             # A splice with nothing to apply to, or that does not fit, leaves nothing known.
             self.record = None if entries is None else record
             self.splices, self._entries, self._text = self.splices + 1, entries, None
