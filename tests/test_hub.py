@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from descriptors import open_files_under
 from memhost import MemoryHub, MemoryManager
 from memhost.users import UserIdError, check_user_id
 from providers_for_tests import Recorder
@@ -136,18 +137,6 @@ def test_closing_managers_ends_the_threads_they_started(home: Path) -> None:
     assert [t.name for t in started if t.is_alive()] == []
 
 
-def _open_files_under(folder: Path) -> list[str]:
-    found = []
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            target = os.readlink(f"/proc/self/fd/{fd}")
-        except OSError:  # the listing's own descriptor, already closed
-            continue
-        if target.startswith(str(folder)):
-            found.append(target)
-    return found
-
-
 @pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="lists descriptors via /proc")
 def test_closing_managers_closes_the_files_they_kept_open(home: Path) -> None:
     """Each user's memory journal stays open between writes; once the user's manager is
@@ -162,9 +151,9 @@ def test_closing_managers_closes_the_files_they_kept_open(home: Path) -> None:
             answer = json.loads(memory.call_tool("memory", {
                 "action": "add", "target": "user", "content": f"Works on project {number}."}))
             assert answer["success"], answer
-        still_open = {path.split("/users/")[1].split("/")[0] for path in _open_files_under(home)}
+        still_open = {path.split("/users/")[1].split("/")[0] for path in open_files_under(home)}
         assert still_open <= {"user-6", "user-7"}, still_open  # only the two open managers
-    assert _open_files_under(home) == []
+    assert open_files_under(home) == []
     # Nor does the process keep a lock object per file it ever wrote.
     from memhost import files
 

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from descriptors import open_files_under
 from memhost.builtin_providers import commit, replacing
 from memhost.builtin_providers.commit import StoreFile
 from memhost.builtin_providers.entries import parse
@@ -265,7 +266,8 @@ def test_no_replaced_file_stays_open_after_a_write(
     store = _store(tmp_path)
     before = sorted(os.listdir("/proc/self/fd"))
     assert WRITES[write](store).ok
-    assert _open_under(store.folder) == [] and sorted(os.listdir("/proc/self/fd")) == before
+    held = [p for p in open_files_under(store.folder) if not p.endswith(".journal")]
+    assert held == [] and sorted(os.listdir("/proc/self/fd")) == before
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="lists descriptors via /proc")
@@ -288,18 +290,6 @@ def test_a_replacement_that_fails_leaves_nothing_open_and_the_file_as_it_was(
     assert sorted(os.listdir("/proc/self/fd")) == before
     assert store.add("memory", "delta").ok  # and the next write works
     assert store.entries("memory") == ["alpha", "beta", "delta"]
-
-
-def _open_under(folder: Path) -> list[str]:
-    found = []
-    for fd in os.listdir("/proc/self/fd"):
-        try:
-            target = os.readlink(f"/proc/self/fd/{fd}")
-        except OSError:  # the listing's own descriptor, already closed
-            continue
-        if target.startswith(os.fspath(folder)) and not target.endswith(".journal"):
-            found.append(target)
-    return found
 
 
 def test_swap_answers_false_where_it_cannot_and_raises_for_a_missing_file(tmp_path: Path) -> None:
