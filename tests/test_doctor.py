@@ -74,9 +74,18 @@ def test_a_fresh_home_is_healthy_and_doctor_creates_nothing(tmp_path: Path) -> N
 
 
 def test_screening_says_what_a_missing_speed_up_or_table_costs(
-        home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from memhost.security import learned, prefilter
+        home: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> None:
+    from memhost.security import learned, prefilter, scorer
 
+    def forget() -> None:
+        # What is read once per process, read here with the table moved away, must not outlive
+        # the test: a later test in this process would name the scorer "without the table" and
+        # find the scores a fresh process saved under the real name stale.
+        for read_once in (learned.digest, learned.model, scorer.version):
+            read_once.cache_clear()
+
+    forget()
+    request.addfinalizer(forget)
     ctx = doctor.build_context(argparse.Namespace(home=str(home)))
     monkeypatch.setattr(prefilter, "_engine", lambda: None)  # no google-re2 wheel here
     monkeypatch.setattr(learned, "MODEL_PATH", home / "trimmed" / learned.MODEL_PATH.name)
