@@ -10,8 +10,8 @@ allocated, and the writer's next write overwrites it and swaps it back
 Where it renames, the replaced file is held open across the rename (:func:`hold`) and closed
 once the lock is let go.
 
-Python has no call for it, so it goes through ``ctypes`` to the C library, loaded on the first
-swap (a process that never writes does not import ``ctypes``). Where it is missing (not Linux,
+Python has no call for the swap, so it goes through ``ctypes`` to the C library, loaded on the
+first swap (a process that never writes does not import ``ctypes``). Where it is missing (not Linux,
 an older C library) or the filesystem refuses it (some network filesystems), :func:`swap`
 returns False and the caller renames as before.
 """
