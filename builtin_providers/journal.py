@@ -1,19 +1,14 @@
 """The write-ahead journal of one memory file: ``<home>/memories/MEMORY.md.journal``.
 
-Every write to ``MEMORY.md`` is committed by one record appended here, under the file's lock,
-made durable by one ``fdatasync``, before the file itself is replaced. The record holds the new
-text of the file (its change, as a splice of the text the records before it add up to, or
-whole), the archive records of the entries the write replaced or removed, and the metadata it
-set. So one sync makes all three durable together: after a crash at any point every
-committed entry is in the file, or in the journal from which the next write puts the file right
-(:mod:`memhost.builtin_providers.commit`), and every entry a write took out is in the archive.
+Every write to ``MEMORY.md`` is committed by one record appended here under the file's lock
+and made durable by one ``fdatasync``: the file's new text (a splice of what the records before
+it add up to, or whole), the archive records of what the write took out and the metadata it set
+(:mod:`memhost.builtin_providers.commit` says how a crash at any point loses none of them).
 
 The file is preallocated with zeros, so an append overwrites blocks the filesystem already
-holds: the sync writes those blocks and flushes the disk, with no filesystem-journal commit (an
-append to a growing file needs one, and costs as much as the memory file's own fsync did). When
-a record no longer fits, a checkpoint folds the journal into the long-lived files
-(``archive.jsonl``, the metadata sidecar, the memory file; all fsynced, the folder too) and
-starts a new generation at offset 0.
+holds: the sync writes them and flushes the disk, with no filesystem-journal commit. When a
+record no longer fits, a checkpoint folds the journal into the long-lived files and starts a new
+generation at offset 0.
 
 Format: one record per line, ``<crc32 as 8 hex digits> <json>\\n``. A generation starts with the
 record ``{"g": N}``; every later record carries the same ``"g"``. Reading stops at the first NUL
@@ -21,10 +16,10 @@ byte (the unused, preallocated rest), at a line whose checksum fails (a torn wri
 older generation left behind a shorter new one) and at a record of another generation. JSON
 escapes NUL, so a record never holds one.
 
-Readers need no lock: each process keeps, per journal, the offset it has read to and what the
-records it read add up to, and reads only what was appended since (two small reads when nothing
-was). A session start needs only the newest committed text (:func:`newest`), and decodes only
-the newest whole text and the splices after it.
+Readers need no lock on the memory file: each process keeps, per journal, the offset it has read
+to and what the records it read add up to (its threads under a lock of their own), and reads
+only what was appended since. A session start needs only the newest committed text
+(:func:`newest`), and decodes only the newest whole text and the splices after it.
 """
 
 from __future__ import annotations
@@ -101,7 +96,7 @@ class State:
 
 
 class _Handle:
-    __slots__ = ("fd", "ident", "name", "path", "state", "writable")
+    __slots__ = ("fd", "ident", "lock", "name", "path", "state", "writable")
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -110,6 +105,10 @@ class _Handle:
         self.ident: tuple[int, int] | None = None
         self.writable = False
         self.state = State()
+        #: Held to read on or append: a thread reading without the memory file's lock while
+        #: another appends would fold the record being synced in twice (the next one then
+        #: written past a gap).
+        self.lock = threading.RLock()
 
     def close(self) -> None:
         fd, self.fd, self.ident = self.fd, None, None
@@ -124,8 +123,8 @@ _HANDLES: dict[Path, _Handle] = {}
 
 def _handle(path: Path) -> _Handle:
     handle = _HANDLES.get(path)
-    if handle is None:
-        handle = _HANDLES[path] = _Handle(path)
+    if handle is None:  # one handle, even for two threads asking at once
+        handle = _HANDLES.setdefault(path, _Handle(path))
     return handle
 
 
@@ -135,48 +134,46 @@ def state(path: Path, *, writable: bool = False, reread: bool = True) -> State:
     ``reread=False`` trusts what this process read last (for a lock holder that just read it).
     """
     handle = _handle(path)
-    if not reread and handle.fd is not None and (handle.writable or not writable):
-        return handle.state
-    try:
-        found = os.stat(handle.name)
-    except FileNotFoundError:
-        handle.close()
-        return handle.state
-    ident = (found.st_dev, found.st_ino)
-    if handle.fd is None or handle.ident != ident or (writable and not handle.writable):
-        handle.close()
-        try:
-            handle.fd = os.open(handle.name, (os.O_RDWR if writable else os.O_RDONLY)
-                                | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0))
-        except OSError:
-            if writable:
-                raise
+    with handle.lock:  # see _Handle.lock
+        if not reread and handle.fd is not None and (handle.writable or not writable):
             return handle.state
-        handle.ident, handle.writable = ident, writable
-    fd = handle.fd
-    current = handle.state
-    try:
-        head = _pread(fd, _HEAD_BYTES, 0)
-        gen = current.gen if head == current.head and current.gen else _generation(head)
-        if gen != current.gen or gen == 0:
-            current = handle.state = State(gen=gen)
-        current.head = head
-        current.size = found.st_size
-        if gen:
-            _read_on(fd, current)
-    except OSError as exc:
-        handle.close()
-        raise OSError(exc.errno, exc.strerror, str(path)) from None
-    return current
+        try:
+            found = os.stat(handle.name)
+        except FileNotFoundError:
+            handle.close()
+            return handle.state
+        ident = (found.st_dev, found.st_ino)
+        if handle.fd is None or handle.ident != ident or (writable and not handle.writable):
+            handle.close()
+            try:
+                handle.fd = os.open(handle.name, (os.O_RDWR if writable else os.O_RDONLY)
+                                    | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0))
+            except OSError:
+                if writable:
+                    raise
+                return handle.state
+            handle.ident, handle.writable = ident, writable
+        fd = handle.fd
+        current = handle.state
+        try:
+            head = _pread(fd, _HEAD_BYTES, 0)
+            gen = current.gen if head == current.head and current.gen else _generation(head)
+            if gen != current.gen or gen == 0:
+                current = handle.state = State(gen=gen)
+            current.head = head
+            current.size = found.st_size
+            if gen:
+                _read_on(fd, current)
+        except OSError as exc:
+            handle.close()
+            raise OSError(exc.errno, exc.strerror, str(path)) from None
+        return current
 
 
 def newest(path: Path) -> str | None:
     """``state(path).committed.text()`` (the text the memory file must hold), for a session
-    start checking that a crash kept no committed write out of the file. A process following
-    the journal reads what was appended since; another checks the records as :func:`state`
-    reads them (checksum and generation, up to the first that fails) and decodes only the
-    newest whole text and the splices after it (at most SPLICES_PER_TEXT), not every record
-    since the last checkpoint."""
+    start. A process not following the journal checks the records as :func:`state` does, but
+    decodes only the newest whole text and the splices after it (at most SPLICES_PER_TEXT)."""
     handle = _HANDLES.get(path)
     if handle is not None and handle.fd is not None:
         return state(path).committed.text()
@@ -226,10 +223,8 @@ _CHUNK = 32 << 10
 
 def _lines(fd: int, offset: int, gen: int) -> Iterator[tuple[bytes, int, int]]:
     """The journal's complete lines from ``offset``, as ``(chunk, start, end)`` (the line is
-    ``chunk[start:end]``, without its newline: none is copied to be checked), up to its unused
-    zeroed rest or to a line whose first bytes name another generation than ``gen``: what an
-    older generation left behind this one's (a checkpoint starts over in place) is neither
-    read whole nor decoded."""
+    ``chunk[start:end]``: none is copied to be checked), up to its zeroed rest or to a line of
+    another generation than ``gen`` (what an older one left behind is not even decoded)."""
     want = _FIRST_READ
     while True:
         chunk = _pread(fd, want, offset)
@@ -289,56 +284,59 @@ def append(path: Path, record: dict[str, Any], *, on_written: Any = None,
     Raises :class:`Full` when it does not fit (nothing written) and ``OSError`` when it cannot
     be written; returns the state with the record folded in.
     """
-    current = state(path, writable=True, reread=False)
-    handle = _HANDLES[path]
-    assert handle.fd is not None and current.gen
-    record = {"g": current.gen, **record}
-    line = to_line(record)
-    if current.end + len(line) > current.size:
-        raise Full(f"{path.name}: {len(line):,} bytes do not fit in the "
-                   f"{current.size - current.end:,} left")
-    view, offset = memoryview(line), current.end
-    while view:  # a regular file takes it whole; a short write (a signal) goes on where it left
-        written = _pwrite(handle.fd, view, offset)
-        view, offset = view[written:], offset + written
-    if on_written is not None:
-        on_written()
-    _datasync(handle.fd)
-    current.end += len(line)
-    _fold(current, record, len(line), None if wrote is None else wrote[1])
-    if wrote is not None and current.committed.record is record:
-        current.committed.wrote(*wrote)
-    return current
+    with _handle(path).lock:
+        current = state(path, writable=True, reread=False)
+        handle = _HANDLES[path]
+        assert handle.fd is not None and current.gen
+        record = {"g": current.gen, **record}
+        line = to_line(record)
+        if current.end + len(line) > current.size:
+            raise Full(f"{path.name}: {len(line):,} bytes do not fit in the "
+                       f"{current.size - current.end:,} left")
+        view, offset = memoryview(line), current.end
+        while view:  # a regular file takes it whole; a short write (a signal) goes on where it left
+            written = _pwrite(handle.fd, view, offset)
+            view, offset = view[written:], offset + written
+        if on_written is not None:
+            on_written()
+        _datasync(handle.fd)
+        current.end += len(line)
+        _fold(current, record, len(line), None if wrote is None else wrote[1])
+        if wrote is not None and current.committed.record is record:
+            current.committed.wrote(*wrote)
+        return current
 
 
 def start(path: Path, *, size: int, gen: int) -> State:
     """Begin generation ``gen`` in a journal of at least ``size`` bytes (the caller holds the
     lock). An existing journal is reused in place: its header is overwritten and synced, and
     what follows it no longer reads as this generation."""
-    header = encode(gen, {})
-    size = max(size, 2 * len(header))
-    try:
-        found = os.stat(path, follow_symlinks=False)
-    except FileNotFoundError:
-        found = None
-    if found is not None and os.path.islink(path):
-        raise OSError(errno.ELOOP, "the journal is a symbolic link; memhost never writes "
-                      "through one", str(path))
-    if found is None or not os.path.isfile(path):
-        _create(path, size, header)
-    else:
-        fd = os.open(path, os.O_RDWR | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0))
+    with _handle(path).lock:  # no reader of this process reads it half rewritten
+        header = encode(gen, {})
+        size = max(size, 2 * len(header))
         try:
-            if found.st_size < size:
-                _zero_fill(fd, found.st_size, size)
-                _pwrite(fd, header, 0)
-                os.fsync(fd)  # the size changed: the inode must be synced too
-            else:
-                _pwrite(fd, header, 0)
-                _datasync(fd)
-        finally:
-            os.close(fd)
-    return state(path, writable=True)
+            found = os.stat(path, follow_symlinks=False)
+        except FileNotFoundError:
+            found = None
+        if found is not None and os.path.islink(path):
+            raise OSError(errno.ELOOP, "the journal is a symbolic link; memhost never writes "
+                          "through one", str(path))
+        if found is None or not os.path.isfile(path):
+            _create(path, size, header)
+        else:
+            fd = os.open(path, os.O_RDWR | getattr(os, "O_CLOEXEC", 0)
+                         | getattr(os, "O_NOFOLLOW", 0))
+            try:
+                if found.st_size < size:
+                    _zero_fill(fd, found.st_size, size)
+                    _pwrite(fd, header, 0)
+                    os.fsync(fd)  # the size changed: the inode must be synced too
+                else:
+                    _pwrite(fd, header, 0)
+                    _datasync(fd)
+            finally:
+                os.close(fd)
+        return state(path, writable=True)
 
 
 def _create(path: Path, size: int, header: bytes) -> None:
@@ -358,7 +356,8 @@ def forget(path: Path) -> None:
     """Drop this process's view of the journal (it was removed or replaced)."""
     handle = _HANDLES.pop(path, None)
     if handle is not None:
-        handle.close()
+        with handle.lock:
+            handle.close()
 
 
 # Open stores per journal: a descriptor kept open between writes would otherwise stay open for
@@ -387,6 +386,7 @@ def _after_fork() -> None:
     # Descriptors stay valid in a child, but a child must re-read what it has not seen.
     for handle in _HANDLES.values():
         handle.state = State()
+        handle.lock = threading.RLock()  # a thread of the parent may have held it
 
 
 if hasattr(os, "register_at_fork"):

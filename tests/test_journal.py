@@ -494,3 +494,37 @@ def test_the_committed_text_follows_any_run_of_whole_texts_splices_and_cancels(
         for earlier in records[start:]:
             cold.fold(earlier)
         assert cold.text() == owed
+
+
+def test_a_reader_without_the_lock_never_folds_a_record_twice(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A thread reading the journal without the memory file's lock (a session start, a listing)
+    while another thread of the same process appends: the record being synced is folded in once,
+    by one of them, and the next write lands right after it."""
+    import threading
+
+    store = MemoryStore(tmp_path / "home")
+    assert store.add("memory", "alpha").ok
+    path = journal.path_for(store.path("memory"))
+    real_sync = journal._datasync
+    readers: list[threading.Thread] = []
+
+    def sync_while_another_thread_reads(fd: int) -> None:
+        reader = threading.Thread(target=lambda: journal.state(path))
+        readers.append(reader)
+        reader.start()
+        reader.join(0.3)  # it reads now, unless the append keeps it waiting
+        real_sync(fd)
+
+    monkeypatch.setattr(journal, "_datasync", sync_while_another_thread_reads)
+    assert store.add("memory", "beta").ok
+    monkeypatch.undo()
+    for reader in readers:
+        reader.join(5)
+    assert store.add("memory", "gamma").ok
+    seen = journal.state(path)
+    journal.forget(path)  # as a new process reads it
+    fresh = journal.state(path)
+    assert (seen.records, seen.end) == (fresh.records, fresh.end)
+    assert fresh.committed.text() == store.path("memory").read_text("utf-8")
+    assert store.entries("memory") == ["alpha", "beta", "gamma"]
