@@ -15,6 +15,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -173,3 +174,65 @@ def test_concurrent_replace_and_remove_archive_every_loss(tmp_path: Path) -> Non
     assert sorted(entries) == sorted(f"rewritten {i} by {i % 4}" for i in range(0, 40, 2))
     assert archived == {f"shared entry {i}" for i in range(40)}
     assert _temp_files(home / "memories") == []
+
+
+def test_threads_of_one_process_writing_and_reading_at_once_lose_nothing(tmp_path: Path) -> None:
+    """Writer threads share one store, others open their own on the same home, and reader
+    threads list, render and read the metadata meanwhile: every entry is saved once, and the
+    journal this process followed is the one a new process reads."""
+    import threading
+
+    from memhost.builtin_providers import journal
+
+    home = tmp_path / "home"
+    shared = MemoryStore(home, memory_char_limit=LIMIT)
+    errors: list[BaseException] = []
+    writing = threading.Event()
+
+    def guarded(work: Any) -> Any:
+        def run() -> None:
+            try:
+                work()
+            except BaseException as exc:  # noqa: BLE001 - reported by the test below
+                errors.append(exc)
+        return run
+
+    def writer(number: int, store: MemoryStore) -> None:
+        for i in range(25):
+            outcome = store.add("memory", f"thread {number} entry {i}")
+            assert outcome.ok, outcome.response
+
+    def reader() -> None:
+        own = MemoryStore(home, memory_char_limit=LIMIT)
+        while writing.is_set():
+            entries = own.entries("memory")
+            assert len(entries) == len(set(entries))
+            own.snapshot()
+            own.metadata("memory")
+
+    writers = [threading.Thread(target=guarded(lambda n=n: writer(
+        n, shared if n % 2 else MemoryStore(home, memory_char_limit=LIMIT)))) for n in range(6)]
+    readers = [threading.Thread(target=guarded(reader)) for _ in range(2)]
+    writing.set()
+    for thread in [*readers, *writers]:
+        thread.start()
+    for thread in writers:
+        thread.join(120)
+    writing.clear()
+    for thread in readers:
+        thread.join(120)
+    assert errors == []
+    expected = {f"thread {n} entry {i}" for n in range(6) for i in range(25)}
+    assert set(shared.entries("memory")) == expected
+    path = journal.path_for(shared.path("memory"))
+    seen = journal.state(path)
+    journal.forget(path)
+    fresh = journal.state(path)
+    assert (seen.records, seen.end) == (fresh.records, fresh.end)
+    assert fresh.committed.text() in (None, shared.path("memory").read_text("utf-8"))
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(f"""
+        from pathlib import Path
+        from memhost.builtin_providers.store import MemoryStore
+        print(len(MemoryStore(Path({str(home)!r})).entries("memory")))
+    """)], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.strip() == str(len(expected))
