@@ -14,6 +14,8 @@ import json
 import zlib
 from typing import Any
 
+import orjson
+
 from memhost.builtin_providers.entries import DELIMITER
 
 
@@ -29,7 +31,7 @@ class Record(dict):  # type: ignore[type-arg]
     def __missing__(self, key: str) -> Any:
         if key != "text" or self._text is None:
             raise KeyError(key)
-        text = self["text"] = json.loads(self._text)
+        text = self["text"] = _loads(self._text)
         self._text = None
         return text
 
@@ -92,13 +94,13 @@ def decode(line: bytes) -> Record | None:
     end = body.find(_AFTER_TEXT, at + len(_TEXT_KEY)) if at > 0 else -1
     if end > 0:
         try:  # the record without its text: the two cuts are at its top level, or it is not JSON
-            fields = json.loads(body[:at] + body[end + 1:])
+            fields = _loads(body[:at] + body[end + 1:])
         except ValueError:
             fields = None
         if isinstance(fields, dict) and "before" in fields and "text" not in fields:
             return Record(fields, body[at + len(_TEXT_KEY) - 1:end + 1])
     try:
-        record = json.loads(body)  # any other shape: decoded whole
+        record = _loads(body)  # any other shape: decoded whole
     except ValueError:
         return None
     return Record(record) if isinstance(record, dict) else None
@@ -108,15 +110,29 @@ def encode(gen: int, record: dict[str, Any]) -> bytes:
     return to_line({"g": gen, **record})
 
 
-#: Built once (``json.dumps`` with any option builds an encoder per call). ASCII output, each
-#: non-ASCII character escaped (``§`` as ``\u00a7``): its C escaping runs at ~1.6x the speed of
-#: the UTF-8 one, for a record a few percent longer (each delimiter takes six bytes, not two).
-_ENCODE = json.JSONEncoder(separators=(",", ":")).encode
+#: For what orjson refuses (a lone surrogate in a session id, an integer past 64 bits): the
+#: standard library's encoder, non-ASCII escaped. Built once (``json.dumps`` with any option
+#: builds an encoder per call).
+_ENCODE_ANY = json.JSONEncoder(separators=(",", ":")).encode
 
 
 def to_line(record: dict[str, Any]) -> bytes:
-    body = _ENCODE(record).encode("ascii")
+    """``record`` as a journal line. orjson (compact UTF-8, keys in order, as the readers
+    expect) encodes a record ~10x faster than the standard library and :func:`decode` reads it
+    ~4x faster: a write encodes its record under the lock, and a writer reads every record the
+    others appended since its last write, also under the lock."""
+    try:
+        body = orjson.dumps(record)
+    except TypeError:  # orjson.JSONEncodeError
+        body = _ENCODE_ANY(record).encode("ascii")
     return b"%08x %s\n" % (zlib.crc32(body), body)
+
+
+def _loads(data: bytes) -> Any:
+    try:
+        return orjson.loads(data)
+    except ValueError:  # also what orjson refuses and json reads (an escaped lone surrogate)
+        return json.loads(data)
 
 
 # -- a write as the change it makes ------------------------------------------------------------

@@ -528,3 +528,17 @@ def test_a_reader_without_the_lock_never_folds_a_record_twice(
     assert (seen.records, seen.end) == (fresh.records, fresh.end)
     assert fresh.committed.text() == store.path("memory").read_text("utf-8")
     assert store.entries("memory") == ["alpha", "beta", "gamma"]
+
+
+def test_a_record_orjson_cannot_write_is_written_and_read_back_all_the_same() -> None:
+    """orjson writes records (UTF-8, the text whole); what it refuses (a lone surrogate in a
+    session id from a host, an integer past 64 bits) is written by the standard library, and
+    both kinds read back as written."""
+    plain = {"g": 1, "t": 1.5, "text": "é § x", "before": None, "ino": 7}
+    odd = {"g": 1, "t": 1.5, "session": "abc\ud800", "n": 2**70}
+    for record in (plain, odd):
+        line = journal_records.to_line(record)
+        assert journal_records.intact(line[:-1])
+        decoded = journal_records.decode(line[:-1])
+        assert decoded is not None and {key: decoded[key] for key in record} == record
+    assert "é § x".encode() in journal_records.to_line(plain)  # not escaped
