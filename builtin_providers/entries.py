@@ -165,7 +165,10 @@ def drift_reason(raw: str, limit: int, known: Collection[str] = ()) -> str | Non
             return "the file contains NUL bytes (binary or corrupted content)"
         if _padded_delimiter(text):
             return "a line holds '§' with leading spaces, so it is not read as a delimiter"
-    for entry in parse(text):
+    entries = parse(text)
+    if max(map(len, entries), default=0) <= limit:  # the usual case, found in C
+        return None
+    for entry in entries:
         if len(entry) > limit and entry not in known:
             return (f"one entry is {len(entry):,} characters, longer than the whole "
                     f"{limit:,}-character budget (an unstructured blob)")

@@ -156,16 +156,20 @@ def splice_of(before: list[str], after: list[str]) -> list[Any] | None:
     if len(after) >= size and after[:size] == before:  # an add: the common case, in C
         parts: list[Any] = [[0, size], *after[size:]] if size else list(after)
     else:
-        where = dict(zip(before, range(size)))
+        # Each entry's place in ``before`` (None: new), looked up in C; then runs of kept
+        # entries become ranges.
+        indexes = map(dict(zip(before, range(size))).get, after)
         parts = []
-        for entry in after:
-            index = where.get(entry)
+        run: list[int] | None = None  # the range being extended
+        for entry, index in zip(after, indexes):
             if index is None:
                 parts.append(entry)
-            elif parts and not isinstance(parts[-1], str) and parts[-1][1] == index:
-                parts[-1][1] = index + 1
+                run = None
+            elif run is not None and run[1] == index:
+                run[1] = index + 1
             else:
-                parts.append([index, index + 1])
+                run = [index, index + 1]
+                parts.append(run)
     new = sum(len(part) for part in parts if isinstance(part, str))
     if new and new > _SPLICE_SHARE * sum(map(len, after)):
         return None
