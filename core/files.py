@@ -196,19 +196,21 @@ def temp_writer_gone(temp_name: str) -> bool:
 
 
 def temp_writer_alive(temp_name: str) -> bool:
-    """True when the process that made ``temp_name`` runs here now (another than this one)."""
+    """True when the process that made ``temp_name`` runs here now (this one included)."""
     return _temp_writer(temp_name) is True
 
 
 def _temp_writer(temp_name: str) -> bool | None:
-    """Whether the writer ``temp_name`` names runs (None: it ran elsewhere, is this process, or
-    the name says nothing of it)."""
+    """Whether the writer ``temp_name`` names runs (None: it ran elsewhere, or the name says
+    nothing of it)."""
     parts = temp_name.rsplit(".", 3)  # [".<name>", "<pid>-<where>", "<random>", "tmp"]
     if len(parts) != 4 or os.name == "nt":  # Windows' os.kill(pid, 0) ends the process
         return None
     pid, _, where = parts[1].partition("-")
-    if not pid.isdigit() or where != _where() or int(pid) in (0, os.getpid()):
+    if not pid.isdigit() or where != _where() or int(pid) == 0:
         return None
+    if int(pid) == os.getpid():
+        return True
     try:
         os.kill(int(pid), 0)
     except ProcessLookupError:

@@ -167,3 +167,17 @@ def test_on_windows_no_temp_file_is_judged_by_its_pid(monkeypatch: pytest.Monkey
     monkeypatch.setattr(files.os, "name", "nt")
     monkeypatch.setattr(files.os, "kill", lambda *args: pytest.fail("os.kill was called"))
     assert not files.temp_writer_gone(name)
+
+
+def test_a_temp_file_names_whether_its_writer_runs() -> None:
+    from memhost import files
+
+    here = writer_id().partition("-")[2]
+    ours = f".MEMORY.md.{os.getpid()}-{here}.ab12.tmp"  # this process keeps it
+    dead = f".MEMORY.md.999999999-{here}.ab12.tmp"
+    elsewhere = f".MEMORY.md.{os.getpid()}-another-machine.ab12.tmp"
+    unnamed = ".MEMORY.md.ab12cd34ef.tmp"
+    assert files.temp_writer_alive(ours) and not files.temp_writer_gone(ours)
+    assert files.temp_writer_gone(dead) and not files.temp_writer_alive(dead)
+    for name in (elsewhere, unnamed):  # nothing can be said of these
+        assert not files.temp_writer_alive(name) and not files.temp_writer_gone(name)
