@@ -115,12 +115,17 @@ class StoreFile:
         """After a write, once the lock is let go: the temp file it prepared and did not use
         goes (or is kept again, see :meth:`Prepared.discard`), and the files it replaced are
         closed (:meth:`let_go`)."""
-        if (kept := prepared.discard()) is not None:
-            if self._spare is None:
-                self._spare = kept
-            else:  # another thread's write kept one meanwhile: one is enough
-                drop(kept)
+        if (unused := prepared.discard()) is not None:
+            self._keep_spare(unused)
         self.let_go()
+
+    def _keep_spare(self, name: str) -> None:
+        """Keep ``name`` (a file a swap left) for the next write to reuse; one is enough, so
+        one another thread's write kept meanwhile goes."""
+        keep(name)
+        other, self._spare = self._spare, name
+        if other is not None and other != name:
+            drop(other)
 
     def let_go(self) -> None:
         """Close the files the last write renamed over (:func:`.replacing.hold`): after the lock
@@ -264,11 +269,8 @@ class StoreFile:
             crashpoints.reached("journal-synced")
             kept = self._replace(tmp, target, swappable=before is not None and target is self.path)
             renamed = True
-            if kept is not None:  # for the next write (one is enough: another thread's goes)
-                keep(kept)
-                if (other := self._spare) is not None:
-                    drop(other)
-                self._spare = kept
+            if kept is not None:
+                self._keep_spare(kept)
             if not data.startswith(codecs.BOM_UTF8):  # read back, a BOM would be dropped
                 self._written = (data, text)
             crashpoints.reached("renamed")

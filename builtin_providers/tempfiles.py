@@ -108,7 +108,8 @@ def _watch_exit() -> None:
 def reuse(name: str) -> Prepared | None:
     """The file a swap left at ``name`` (the previous memory file), ready to be written over:
     open, locked (an exclusive ``flock``) and made private again; None, and the name removed,
-    when it cannot be.
+    when it cannot be. None, and the file left alone, for a name this process does not keep
+    (its parent's, in a child forked after a write, or one another thread took first).
 
     A process that read the memory file may still hold that file open. memhost's readers hold
     a shared ``flock`` while they read (:func:`memhost.files.read_current`), so the exclusive
@@ -141,7 +142,7 @@ def reuse(name: str) -> Prepared | None:
 class Prepared:
     """A temp file made, or taken again (:func:`reuse`), before the lock
     (:meth:`~memhost.builtin_providers.commit.StoreFile.prepare`): the commit takes it, or
-    :meth:`discard` removes it (a reused one is kept for the next write instead). ``size``:
+    :meth:`discard` removes it (a reused one is handed back, to be kept again). ``size``:
     the bytes a reused file holds (0 for a new one)."""
 
     __slots__ = ("fd", "name", "reused", "size")
@@ -165,14 +166,13 @@ class Prepared:
         return None
 
     def discard(self) -> str | None:
-        """Remove the file unless a commit took it; a reused one is kept for the next write
-        instead, and its name returned."""
+        """Remove the file unless a commit took it; a reused one is left as it was (nothing was
+        written to it) and its name returned, for the caller to :func:`keep` again."""
         fd, self.fd = self.fd, -1
         if fd < 0:
             return None
-        if self.reused:  # as it was: nothing was written to it
+        if self.reused:
             os.close(fd)
-            keep(self.name)
             return self.name
         _remove(fd, self.name)
         return None
