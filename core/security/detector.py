@@ -3,10 +3,11 @@
 betterleaks (the successor of gitleaks, MIT, maintained) was chosen over detect-secrets,
 credsweeper and kingfisher on the corpus in ``benchmarks/data/redaction/`` (docs/security.md,
 "Secrets", has the figures): it knows the most vendor token formats, changed almost no benign
-line, and its Go engine checks each rule's keywords before running the rule. Text with no
-candidate at all (no keyword, no token-like run) never reaches it, and a process that sees no
-such text never loads it; a session start that will hand it a note builds its rules on another
-thread meanwhile (:func:`prepare`). memhost's rules (:mod:`secret_rules`) add the shapes
+line, and its Go engine checks each rule's keywords before running the rule. A text reaches it
+only where a value it reports can be (:func:`_wanted`: one of its rules' keywords, from the table
+:mod:`engine_keywords` ships, and a token-like run or a credential word), and a process that sees
+no such text never loads it; a session start that will hand it a note builds its rules on
+another thread meanwhile (:func:`prepare`). memhost's rules (:mod:`secret_rules`) add the shapes
 it does not report; they are plain ``re`` patterns gated by literals, because betterleaks reloads
 a custom rules file on every call.
 
@@ -16,6 +17,7 @@ message is scanned once.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable
@@ -23,11 +25,12 @@ from pathlib import Path
 from typing import Any
 
 from memhost.errors import MemhostError
+from memhost.once import once
 from memhost.security import cleantexts, secret_rules
 
 _CACHE_SIZE = 1024
 _CACHED_CHARS = 64 * 1024
-_VERSION = "detector-1"  # bump when a check below changes what is reported
+_VERSION = "detector-2"  # bump when a check below changes what is reported
 
 
 class _Cache:
@@ -80,10 +83,10 @@ def version() -> str:
     import inspect
 
     rules = hashlib.sha256(inspect.getsource(secret_rules).encode("utf-8")).hexdigest()[:16]
-    return f"{_VERSION}:betterleaks-{_engine_version()}:{rules}"
+    return f"{_VERSION}:betterleaks-{engine_version()}:{rules}"
 
 
-def _engine_version() -> str:
+def engine_version() -> str:
     """The engine's version (and the upstream release it binds), read from its package.
 
     Importing the package loads its Go library (~6 ms), and a session start whose verdicts were
@@ -104,6 +107,56 @@ def _engine_version() -> str:
             return "/".join(found)
     engine = _load()  # missing: says how to install it
     return f"{getattr(engine, '__version__', '?')}/{getattr(engine, '__upstream_version__', '?')}"
+
+
+#: What a text needs scanned by (:func:`_wanted`): memhost's own rules, the engine, or both.
+OURS, ENGINE = 1, 2
+# An escape the engine decodes before it looks for keywords (%-encoding, a backslash escape) can
+# hide a keyword from the text as written and leave the value it guards as written: such a text
+# goes to the engine whatever words it holds. (A value found only in decoded base64 or hex is not
+# in the text and is not masked anyway: see scan.)
+_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}|\\")
+
+
+@once
+def _gate() -> tuple[Any, bool]:
+    """An automaton of memhost's literals (valued OURS) and the engine's keywords (ENGINE), and
+    whether the keywords are the installed engine's (:mod:`engine_keywords`)."""
+    import ahocorasick
+
+    from memhost.security import engine_keywords
+
+    keywords = engine_keywords.for_engine(engine_version())
+    words = dict.fromkeys(secret_rules.literals(), OURS)
+    for word in keywords or ():
+        words[word] = words.get(word, 0) | ENGINE
+    automaton = ahocorasick.Automaton()
+    for word, value in words.items():
+        automaton.add_word(word, value)
+    automaton.make_automaton()
+    return automaton, keywords is not None
+
+
+def _wanted(text: str, lowered: str) -> int:
+    """Which scans ``text`` needs (``lowered``: ``text.lower()``).
+
+    memhost's rules: where one of their literals is. The engine: where a value it reports can
+    be, which takes two things. One of its rules' keywords (it runs no rule elsewhere), or an
+    escape it decodes; without a table of the installed engine's keywords, any text. And one of
+    memhost's literals (which hold the generic rules' words) or a run of 16 token characters
+    (every vendor format is that long)."""
+    automaton, keyed = _gate()
+    wanted = 0
+    for _, value in automaton.iter(lowered):
+        wanted |= value
+        if wanted == OURS | ENGINE:
+            return wanted
+    if keyed and not wanted & ENGINE and not (
+            ("%" in text or "\\" in text) and _ESCAPE.search(text)):
+        return wanted  # the engine would run no rule on it
+    if wanted & OURS or secret_rules.has_long_token(text):
+        return wanted | ENGINE
+    return wanted & OURS
 
 
 #: Where texts the engine found nothing in are kept for later processes (None: nowhere).
@@ -129,13 +182,13 @@ def scan(text: str) -> frozenset[str]:
     if found is not None:
         return found
     lowered = text.lower()
-    keyword = secret_rules.has_literal(lowered)
-    if not (keyword or secret_rules.has_long_token(text)):
+    wanted = _wanted(text, lowered)
+    if not wanted:
         _cache.put(text, frozenset())
         return frozenset()
-    values = secret_rules.find(text, lowered) if keyword else set()
+    values = secret_rules.find(text, lowered) if wanted & OURS else set()
     clean = _clean
-    if clean is None or not clean.known(text):
+    if wanted & ENGINE and (clean is None or not clean.known(text)):
         from_engine = set()
         for finding in _load().scan_string(text):
             value = (finding.secret or "").strip()
@@ -151,14 +204,11 @@ def scan(text: str) -> frozenset[str]:
 
 
 def _candidate(text: str) -> bool:
-    """Whether :func:`scan` hands ``text`` to the engine. The engine is loaded (a Go runtime and
-    two hundred rules: a fraction of a second) and run only for a text with a candidate: a
-    keyword of memhost's rules (which include the generic rules' "password", "secret", "token",
-    "key", "auth") or a token-like run of 16 characters (every vendor format is that long),
-    unless an earlier process found it clean (:func:`keep_clean_texts_in`)."""
+    """Whether :func:`scan` hands ``text`` to the engine (see :func:`_wanted`), unless an earlier
+    process found it clean (:func:`keep_clean_texts_in`). The engine is loaded (a Go runtime and
+    four hundred rules: a fraction of a second) only for such a text."""
     clean = _clean
-    return (len(text) >= 8 and (secret_rules.has_literal(text.lower())
-                                or secret_rules.has_long_token(text))
+    return (len(text) >= 8 and bool(_wanted(text, text.lower()) & ENGINE)
             and (clean is None or not clean.known(text)))
 
 

@@ -226,6 +226,11 @@ _ANY = tuple(sorted({lit.lower() for rule in RULES for lit in rule.literals
                                 for r in RULES for o in r.literals)}))
 
 
+def literals() -> tuple[str, ...]:
+    """The lower-cased literals a text must hold one of for any rule here to match it."""
+    return _ANY
+
+
 def _occurrences(haystack: str, literals: tuple[str, ...]) -> list[int]:
     found = []
     for literal in literals:
