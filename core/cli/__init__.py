@@ -24,7 +24,10 @@ COMMAND_MODULES = ("memory", "config", "providers", "outbox", "settings", "recal
                    "chat", "mcp", "demo")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser; with ``command`` (one of :data:`COMMAND_MODULES`), only that command's
+    subparser: a command's own run needs no other, and building all of them (~50 parsers, each
+    asking ``gettext`` for its texts) took ~15 ms of a short command's ~100."""
     parser = argparse.ArgumentParser(prog="memhost", description="A plugin host for agent memory.")
     parser.add_argument("--version", action="version", version=f"memhost {__version__}")
     parser.add_argument("--home", help="memhost home folder (default: $MEMHOST_HOME or the "
@@ -33,14 +36,38 @@ def build_parser() -> argparse.ArgumentParser:
                         "<home>/users/ID/ (a home serving many users through memhost.MemoryHub)")
     parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
+    for name in (command,) if command in COMMAND_MODULES else COMMAND_MODULES:
         importlib.import_module(f"memhost.cli.{name}").register(subparsers)
     return parser
 
 
+#: The global options that take a value, and those that take none.
+_VALUED = ("--home", "--user")
+_FLAGS = ("-v", "--verbose")
+
+
+def command_named(argv: Sequence[str]) -> str | None:
+    """The command ``argv`` runs, when it is sure to be one of :data:`COMMAND_MODULES`;
+    ``None`` for anything else (help, the version, an unknown word, an option this does not
+    read the way argparse would): the whole parser then reads it."""
+    words = iter(argv)
+    for word in words:
+        option = word.partition("=")[0]
+        valued = [name for name in _VALUED if len(option) > 2 and name.startswith(option)]
+        if len(valued) == 1 and word.startswith("--"):  # argparse takes a unique prefix too
+            if "=" not in word and next(words, None) is None:
+                return None
+        elif word in _FLAGS:
+            continue
+        else:
+            return word if word in COMMAND_MODULES else None
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(command_named(arguments))
+    args = parser.parse_args(arguments)
     if not getattr(args, "func", None):
         # No command: the help goes to stderr with exit code 2, as for a group without an action.
         parser.print_help(sys.stderr)
