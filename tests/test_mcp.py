@@ -5,6 +5,7 @@ shutdown report."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -17,25 +18,26 @@ import textwrap
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import pytest
 
-pytest.importorskip("mcp", reason="the mcp SDK is not installed (pip install 'memhost[mcp]')")
-
-import httpx2  # noqa: E402  (installed with mcp)
-from mcp.client import Client  # noqa: E402
-from mcp.client.session import ClientSession  # noqa: E402
-from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
-from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+# The mcp SDK (and httpx2, installed with it) is imported by the tests that use it, not here:
+# importing it costs each pytest-xdist worker most of a second at collection, whether or not the
+# worker runs any of these tests. Without it the whole file is skipped, as before.
+if importlib.util.find_spec("mcp") is None:
+    pytest.skip("the mcp SDK is not installed (pip install 'memhost[mcp]')",
+                allow_module_level=True)
 
 from memhost.builtin_providers.store import MemoryStore  # noqa: E402
 from memhost.builtin_providers.tool import tool_schema  # noqa: E402
 from memhost.config import update_config  # noqa: E402
 from memhost.fencing import CLOSE_TAG, OPEN_TAG  # noqa: E402
-from memhost.mcp.server import RECALL_SCHEMA  # noqa: E402
 from cli_runner import run_memhost, spawn_memhost, wait_for_output
+
+if TYPE_CHECKING:
+    from mcp.client.session import ClientSession
 
 SCRIPT = shutil.which("memhost", path=str(Path(sys.executable).parent))
 SQLITE = Path(__file__).resolve().parent.parent / "plugins" / "sqlite"
@@ -152,6 +154,9 @@ class Run:
 @asynccontextmanager
 async def stdio_session(home: Path, tmp: Path, run: Run) -> AsyncIterator[ClientSession]:
     """The SDK's stdio client on the real console script; a shell records its exit code."""
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
     assert SCRIPT, "the memhost console script is not installed next to this Python"
     # The client sends SIGTERM to the process group when the server is slow to exit; the shell
     # then waits for memhost and still records its code (memhost itself closes cleanly on it).
@@ -188,6 +193,8 @@ def test_import_memhost_does_not_import_mcp() -> None:
 
 
 def test_a_stdio_session_end_to_end(home: Path, tmp_path: Path, run: Run) -> None:
+    from memhost.mcp.server import RECALL_SCHEMA
+
     install_jotter(home)
     MemoryStore(home).add("memory", "The project is built with make")
 
@@ -358,6 +365,9 @@ def test_recall_with_the_sqlite_provider(home: Path, tmp_path: Path, run: Run) -
 
 def test_a_client_on_the_per_request_protocol(home: Path) -> None:
     """The SDK's high-level client negotiates the newer, handshake-free protocol by itself."""
+    from mcp.client import Client
+    from mcp.client.stdio import StdioServerParameters
+
     assert SCRIPT
 
     async def client() -> tuple[str, dict[str, Any], str]:
@@ -415,6 +425,10 @@ def http_server(home: Path, tmp_path: Path) -> Iterator[dict[str, Any]]:
 
 
 def test_http_refuses_requests_without_the_token(http_server: dict[str, Any]) -> None:
+    import httpx2  # installed with mcp
+    from mcp.client.session import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
     url, token = http_server["url"], http_server["token"]
     initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {},
@@ -446,6 +460,10 @@ def test_http_refuses_requests_without_the_token(http_server: dict[str, Any]) ->
 
 def test_http_sessions_start_and_end_with_their_connection(
         home: Path, http_server: dict[str, Any]) -> None:
+    import httpx2  # installed with mcp
+    from mcp.client.session import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
     url, token, proc = http_server["url"], http_server["token"], http_server["proc"]
 
     async def client() -> None:

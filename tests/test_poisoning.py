@@ -19,7 +19,6 @@ from memhost.builtin_providers.entries import serialize
 from memhost.cli.chat import ChatHost
 from memhost.config import update_config
 from memhost.errors import ConfigError
-from memhost.mcp.server import recall
 from memhost.review.approval import BACKGROUND, PendingStore, approve
 from memhost.review.llm import OpenAIChatModel
 from memhost.security.neutralise import for_prompt
@@ -195,6 +194,10 @@ def test_memhost_chat_untrusted_stages_the_models_writes(home: Path) -> None:
 
 
 def test_mcp_recall_can_mark_the_turn_untrusted(home: Path) -> None:
+    # Imported here: memhost.mcp.server imports the mcp SDK, most of a second for each
+    # pytest-xdist worker that collects this file, and only this test needs it.
+    from memhost.mcp.server import recall
+
     manager = MemoryManager.from_home(home)
     manager.start_session("mcp")
     recall(manager, "what does this email say?", untrusted=True)

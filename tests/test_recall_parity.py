@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
 
 from memhost import recall
@@ -138,6 +137,8 @@ def test_a_version_1_postgres_store_is_migrated_without_loss(tmp_path: Path) -> 
     from importlib import import_module
 
     dsn = require_postgres()
+    import psycopg  # here, not at the top: only this test uses it, and require_postgres checks it
+
     schema = new_schema("v1")
     loaded = load_folder_provider(PLUGINS / "postgres")
     migrations = import_module(type(loaded).__module__.rsplit(".", 1)[0] + ".migrations")
