@@ -33,7 +33,10 @@ PRELOAD = ("memhost.config", "memhost.manager", "memhost.builtin_providers.store
            "memhost.review.approval", "memhost.review.curator", "memhost.schema",
            "memhost.schema.settings", "memhost.schema.envstore", "memhost.recall.provider",
            "memhost.recall.tools", "memhost.authoring.checks", "memhost.authoring.availability",
-           "betterleaks", "pydantic", "sqlite3", "asyncio", "importlib_metadata")
+           "betterleaks", "pydantic", "sqlite3", "asyncio", "importlib_metadata",
+           # The invisible-character tables (read for any line that is not ASCII: doctor's and
+           # the listings' dashes) and the lock library (the outbox, doctor's lock probes).
+           "regex", "filelock")
 # The postgres provider's driver, where the suite has it: importing it opens nothing.
 OPTIONAL = ("psycopg", "psycopg_pool")
 # What the server commands import when they start (the MCP SDK alone is ~0.4 s of CPU): imported
@@ -75,6 +78,9 @@ def preload() -> None:
     from memhost.security import scorer, secret_rules
 
     scorer.assess("Prefers tea; the deploy script lives in ~/bin/deploy.sh")
+    from memhost.security.text import strip_invisible
+
+    strip_invisible("fullness: 0% \u2014 0/2,200 chars")  # the pattern, compiled once
     for rule in secret_rules.RULES:
         rule.pattern.compiled  # noqa: B018  # compiled and kept by the pattern
     _check_no_engine()
