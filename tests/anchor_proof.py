@@ -29,6 +29,8 @@ except ImportError:  # pragma: no cover - Python < 3.11
     import sre_constants as c  # type: ignore[no-redef]
     import sre_parse as parser  # type: ignore[no-redef]
 
+import ahocorasick
+
 from memhost.security.anchors import fold
 
 ANCHORED = "anchored"
@@ -50,11 +52,18 @@ class Proof:
         if not self.anchors or not all(self.anchors):
             raise ValueError("anchors must be non-empty literals")
         self.reach = max(map(len, self.anchors)) - 1  # characters an anchor can take from a side
+        # "Does this stretch hold an anchor?" is asked of every path the proof joins: a loop over
+        # a feature's anchors (hundreds for a feature of many languages) was ~85% of the proof's
+        # time; an Aho-Corasick automaton answers it in one pass over the stretch.
+        self._finder = ahocorasick.Automaton()
+        for anchor in self.anchors:
+            self._finder.add_word(anchor, anchor)
+        self._finder.make_automaton()
 
     # -- states ------------------------------------------------------------------------------
 
     def holds(self, text: str) -> bool:
-        return any(a in text for a in self.anchors)
+        return next(self._finder.iter(text), None) is not None
 
     def exact(self, text: str) -> object:
         if self.holds(text):

@@ -426,11 +426,11 @@ INNER = [
 ]
 OUTER = INNER + ["</memory-context>", "</Memory-CONTEXT>", "ry-context>"]
 
-fenced_blocks = st.lists(st.sampled_from(INNER), max_size=4).flatmap(
-    lambda before: st.lists(st.sampled_from(INNER), max_size=4).map(
-        lambda after: "\n<memory-context>\n" + "".join(before) + "SECRET" + "".join(after)
-        + "</memory-context>"
-    )
+_inner_run = st.lists(st.sampled_from(INNER), max_size=4).map("".join)
+# The two runs are drawn one after the other, as a flatmap would draw them; a flatmap built a
+# new strategy for every block it drew, most of these tests' CPU time.
+fenced_blocks = st.tuples(_inner_run, _inner_run).map(
+    lambda runs: "\n<memory-context>\n" + runs[0] + "SECRET" + runs[1] + "</memory-context>"
 )
 texts = st.lists(st.one_of(st.sampled_from(OUTER), fenced_blocks), max_size=24).map("".join)
 
