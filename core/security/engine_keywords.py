@@ -19,10 +19,8 @@ the shipped table is not the installed library's.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
-import tomllib
 from pathlib import Path
 
 TABLE = Path(__file__).with_name("engine_keywords.json")
@@ -44,6 +42,8 @@ def library() -> Path:
 def extract(path: Path) -> list[str]:
     """Every keyword of every rule of the rule set embedded in the library at ``path``,
     lower-cased (as the engine compares them), sorted."""
+    import tomllib  # here: a process that only reads the shipped table never needs it
+
     data = path.read_bytes()
     start = data.find(_CONFIG_START)
     if start < 0:
@@ -79,6 +79,8 @@ def _current() -> dict[str, object]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    import argparse
+
     parser = argparse.ArgumentParser(prog="python -m memhost.security.engine_keywords",
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true",
