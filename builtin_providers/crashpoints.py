@@ -1,9 +1,10 @@
 """Named steps of a memory write, where a test can have the writing process killed.
 
-``MEMHOST_CRASH_AT=<step>`` in a process's environment, read once at import, makes that
-process SIGKILL itself the first time it reaches ``<step>`` (see ``STEPS``); the durability
-tests use it to kill a writer between every two steps of a write and check what a crash there
-leaves. Unset (always, outside those tests), :func:`reached` is a function that does nothing.
+``MEMHOST_CRASH_AT=<step>`` in a process's environment, read at import (or by :func:`arm`),
+makes that process SIGKILL itself the first time it reaches ``<step>`` (see ``STEPS``); the
+durability tests use it to kill a writer between every two steps of a write and check what a
+crash there leaves. Unset (always, outside those tests), :func:`reached` is a function that
+does nothing.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ STEPS = (
     "renamed",  # the memory file holds the new text (swapped or renamed); no answer yet
 )
 
-_AT = os.environ.get("MEMHOST_CRASH_AT", "")
+_AT = ""
 
 
 def _kill_at(step: str) -> None:
@@ -37,4 +38,16 @@ def _nothing(step: str) -> None:
     return None
 
 
-reached = _kill_at if _AT else _nothing
+reached = _nothing
+
+
+def arm(step: str) -> None:
+    """Kill this process at ``step`` ("": never). Done at import from ``MEMHOST_CRASH_AT``; a
+    process forked from one that had imported this module (the test suite's writers) reads the
+    variable again by calling this."""
+    global _AT, reached
+    _AT = step
+    reached = _kill_at if step else _nothing
+
+
+arm(os.environ.get("MEMHOST_CRASH_AT", ""))

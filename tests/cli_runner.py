@@ -9,12 +9,13 @@ command does anything, and the suite runs some five hundred commands, so forking
 off ``make test`` on two cores.
 
 A command is started the ordinary way (``subprocess.run`` of the installed script) when the
-fork would not be the same: an environment that changes how the interpreter starts or what a
-module reads when it is imported (``PYTHON*`` other than ``PYTHONUNBUFFERED``, the crash-point
-switch), more commands at once than the bound on servers, or
-``MEMHOST_TEST_EXEC=1`` (the whole suite on the script, to compare). Tests about the script
-itself (packaging, the entry point) call ``subprocess`` directly. ``spawn_memhost`` starts a
-command that keeps running (a server) the same way, and returns a ``Popen``-like handle.
+fork would not be the same: an environment that changes how the interpreter starts
+(``PYTHON*`` other than ``PYTHONUNBUFFERED``), more commands at once than the bound on servers,
+or ``MEMHOST_TEST_EXEC=1`` (the whole suite on the script, to compare). The crash-point switch,
+which memhost reads at import, is read again in each child. Tests about the script itself
+(packaging, the entry point) call ``subprocess`` directly. ``spawn_memhost`` starts a command
+that keeps running (a server) the same way, and returns a ``Popen``-like handle;
+``run_python_code`` runs ``python -c`` (a writer killed at a crash point) the same way.
 """
 
 from __future__ import annotations
@@ -34,8 +35,6 @@ from pathlib import Path
 
 SCRIPT = shutil.which("memhost", path=str(Path(sys.executable).parent))
 SERVER = Path(__file__).with_name("cli_server.py")
-# Read when a module is imported or the interpreter starts: a forked child would not see them.
-_STARTUP_ONLY = ("MEMHOST_CRASH_AT",)
 # The environment every server starts with (a child then takes its command's own).
 _SERVER_ENV = dict(os.environ)
 
@@ -116,8 +115,6 @@ def _forkable(env: dict[str, str]) -> bool:
     if os.environ.get("MEMHOST_TEST_EXEC") == "1" or not hasattr(os, "fork"):
         return False
     for key in set(env) | set(_SERVER_ENV):
-        if key in _STARTUP_ONLY and env.get(key):
-            return False
         if key.startswith("PYTHON") and key != "PYTHONUNBUFFERED" \
                 and env.get(key) != _SERVER_ENV.get(key):
             return False
@@ -138,6 +135,22 @@ def run_memhost(args: list[str] | tuple[str, ...], *, env: dict[str, str] | None
                               stdin=None if input is not None else subprocess.DEVNULL)
     try:
         return _forked(server, command, env, input, timeout, cwd)
+    finally:
+        server.busy.release()
+
+
+def run_python_code(code: str, *args: str, env: dict[str, str] | None = None,
+                    timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """``python -c code *args`` in a process of its own (this Python, memhost importable),
+    forked from a command server as ``memhost`` commands are; stdout and stderr captured."""
+    env = dict(os.environ if env is None else env)
+    command = [sys.executable, "-c", code, *args]
+    server = _take_server() if _forkable(env) else None
+    if server is None:
+        return subprocess.run(command, check=False, env=env, capture_output=True, text=True,
+                              timeout=timeout, stdin=subprocess.DEVNULL)
+    try:
+        return _forked(server, command, env, None, timeout, None)
     finally:
         server.busy.release()
 

@@ -7,7 +7,7 @@ each it forks a child, answers ``{"pid": …}``, waits for the child and answers
 
 The child becomes the command as the console script would run it: it takes the request's
 environment, working folder and ``sys.argv``, puts the request's files on descriptors 0, 1 and
-2, runs ``memhost.cli.main`` and leaves as the interpreter's exit would (:func:`leave`): the
+2, runs ``memhost.cli.main`` (or, for ``python -c CODE``, the code) and leaves as the interpreter's exit would (:func:`leave`): the
 non-daemon threads are joined, the ``atexit`` handlers run and the streams are flushed, as at
 the end of any process.
 """
@@ -130,16 +130,31 @@ def become_command(request: dict) -> None:
     if request["env"].get("PYTHONUNBUFFERED"):
         sys.stdout.reconfigure(write_through=True)
         sys.stderr.reconfigure(write_through=True)
-    sys.argv = [request["script"], *request["args"]]
-    from memhost.cli import main
+    from memhost.builtin_providers import crashpoints
 
+    crashpoints.arm(os.environ.get("MEMHOST_CRASH_AT", ""))  # read at import, in the server
+    args = request["args"]
     try:
-        status = main()
+        if request["script"] == sys.executable and args[:1] == ["-c"]:
+            status = run_code(args[1], args[2:])
+        else:
+            sys.argv = [request["script"], *args]
+            from memhost.cli import main
+
+            status = main()
     except SystemExit as exc:
         status = exc.code
     # Anything else (a crash, an interrupt) goes up through serve() to the interpreter's own
     # exit, which prints it and sets the exit code as for any process.
     leave(status)
+
+
+def run_code(code: str, args: list[str]) -> None:
+    """``python -c code *args``: the code runs as ``__main__`` with ``sys.argv`` and the first
+    entry of ``sys.path`` as that command line gives them."""
+    sys.argv = ["-c", *args]
+    sys.path[0] = ""
+    exec(compile(code, "<string>", "exec"), {"__name__": "__main__", "__builtins__": __builtins__})
 
 
 def leave(status: object) -> None:

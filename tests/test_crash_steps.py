@@ -25,6 +25,7 @@ import pytest
 from memhost.builtin_providers import entrymeta, journal
 from memhost.builtin_providers.crashpoints import STEPS
 from memhost.builtin_providers.store import MemoryStore
+from cli_runner import run_python_code
 
 pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs POSIX signals")
 
@@ -85,10 +86,11 @@ def _prepare(home: Path, *, full: bool) -> None:
 
 
 def _kill_at(home: Path, op: str, step: str, *, full: bool) -> subprocess.CompletedProcess[str]:
+    # A process of its own, forked from the command server that has imported memhost (the
+    # imports were most of each case's cost), or started afresh where it cannot be.
     env = {**os.environ, "MEMHOST_CRASH_AT": step}
-    return subprocess.run([sys.executable, "-c", WRITER, str(home), op,
-                           str(SMALL_JOURNAL if full else 1 << 20), PAD],
-                          env=env, capture_output=True, text=True, timeout=60)
+    return run_python_code(WRITER, str(home), op, str(SMALL_JOURNAL if full else 1 << 20), PAD,
+                           env=env, timeout=60)
 
 
 CASES = [(op, step) for op in EFFECTS for step in STEPS]
