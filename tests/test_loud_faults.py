@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from memhost import MemoryManager, hookimpl
+from cli_runner import run_memhost
 from providers_for_tests import Recorder, WedgedSync, wait_for
 from recall_helpers import configure
 
@@ -26,8 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def memhost_cli(home: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "MEMHOST_HOME": str(home), "MEMHOST_DISABLE_ENTRYPOINTS": "1"}
-    return subprocess.run([sys.executable, "-m", "memhost", *args], env=env, cwd=ROOT,
-                          capture_output=True, text=True, timeout=timeout)
+    return run_memhost(args, env=env, cwd=ROOT, timeout=timeout)
 
 
 def closed_port() -> int:
