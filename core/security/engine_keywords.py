@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 TABLE = Path(__file__).with_name("engine_keywords.json")
 #: The first line of the rule set the library embeds (its default configuration, as TOML).
@@ -72,38 +73,24 @@ def for_engine(version: str) -> frozenset[str] | None:
     return frozenset(table.get("keywords", ()))
 
 
-def _current() -> dict[str, object]:
+def _current() -> dict[str, Any]:
     from memhost.security.detector import engine_version
 
     return {"engine": engine_version(), "keywords": extract(library())}
 
 
 def main(argv: list[str] | None = None) -> int:
-    import argparse
+    from memhost.security.shipped import write_or_check
 
-    parser = argparse.ArgumentParser(prog="python -m memhost.security.engine_keywords",
-                                     description=__doc__.split("\n\n")[0])
-    parser.add_argument("--check", action="store_true",
-                        help="exit 1 when the shipped table is not the installed engine's")
-    args = parser.parse_args(argv)
     try:
         current = _current()
     except StaleTable as exc:
         print(f"cannot read the engine's keywords: {exc}", file=sys.stderr)
         return 1
-    if args.check:
-        try:
-            shipped = json.loads(TABLE.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            shipped = None
-        if shipped != current:
-            print(f"{TABLE.name} is stale: run python -m memhost.security.engine_keywords",
-                  file=sys.stderr)
-            return 1
-        return 0
-    TABLE.write_text(json.dumps(current, indent=0) + "\n", encoding="utf-8")
-    print(f"wrote {TABLE} ({len(current['keywords'])} keywords, engine {current['engine']})")
-    return 0
+    return write_or_check(TABLE, json.dumps(current, indent=0) + "\n", argv,
+                          prog="python -m memhost.security.engine_keywords",
+                          description=__doc__.split("\n\n")[0],
+                          summary=f"{len(current['keywords'])} keywords, engine {current['engine']}")
 
 
 if __name__ == "__main__":

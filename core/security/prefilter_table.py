@@ -28,7 +28,6 @@ table is written again, and ``tests/test_prefilter.py`` fails until it is.
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import re._constants as sre  # the parse tree's opcodes, the module re.compile itself uses
@@ -39,6 +38,7 @@ from typing import Any
 
 from memhost.security import features
 from memhost.security.prefilter import FORMAT, TABLE_PATH, signature_digest
+from memhost.security.shipped import write_or_check
 
 _ASCII = tuple(chr(code) for code in range(128))
 _CATEGORY = {sre.CATEGORY_WORD: r"\w", sre.CATEGORY_NOT_WORD: r"\W", sre.CATEGORY_SPACE: r"\s",
@@ -176,24 +176,11 @@ def table() -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser_ = argparse.ArgumentParser(prog="python -m memhost.security.prefilter_table",
-                                      description=__doc__.split("\n\n")[0])
-    parser_.add_argument("--check", action="store_true",
-                         help="only check that the table is current (exit 1 when it is not)")
-    args = parser_.parse_args(argv)
     wanted = table()
     text = json.dumps(wanted, indent=0, sort_keys=True, ensure_ascii=True) + "\n"
-    current = TABLE_PATH.read_text(encoding="utf-8") if TABLE_PATH.exists() else ""
-    if args.check:
-        if current != text:
-            print(f"{TABLE_PATH.name} is stale: run python -m memhost.security.prefilter_table",
-                  file=sys.stderr)
-            return 1
-        print(f"{TABLE_PATH.name} is current ({len(wanted['features'])} features)")
-        return 0
-    TABLE_PATH.write_text(text, encoding="utf-8")
-    print(f"wrote {TABLE_PATH} ({len(wanted['features'])} features, {len(text):,} bytes)")
-    return 0
+    return write_or_check(TABLE_PATH, text, argv, prog="python -m memhost.security.prefilter_table",
+                          description=__doc__.split("\n\n")[0],
+                          summary=f"{len(wanted['features'])} features, {len(text):,} bytes")
 
 
 if __name__ == "__main__":
