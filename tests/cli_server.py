@@ -7,9 +7,9 @@ each it forks a child, answers ``{"pid": …}``, waits for the child and answers
 
 The child becomes the command as the console script would run it: it takes the request's
 environment, working folder and ``sys.argv``, puts the request's files on descriptors 0, 1 and
-2, runs ``memhost.cli.main`` (or, for ``python -c CODE``, the code) and leaves as the interpreter's exit would (:func:`leave`): the
-non-daemon threads are joined, the ``atexit`` handlers run and the streams are flushed, as at
-the end of any process.
+2, runs ``memhost.cli.main`` (or, for ``python -c CODE``, the code) and leaves as the
+interpreter's exit would (:func:`leave`): the non-daemon threads are joined, the ``atexit``
+handlers run and the streams are flushed, as at the end of any process.
 """
 
 from __future__ import annotations

@@ -79,7 +79,8 @@ def no_table(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     detector._gate.cache_clear()
 
 
-def test_without_a_table_of_the_installed_engine_a_long_token_run_reaches_it(no_table: None) -> None:
+def test_without_a_table_of_the_installed_engine_a_long_token_run_reaches_it(
+        no_table: None) -> None:
     # Another engine version may look for other words: every text with a long run of token
     # characters or one of memhost's literals goes to it, as before the table.
     assert reaches_engine("  /home/someone/.memhost/memories/MEMORY.md")

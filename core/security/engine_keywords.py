@@ -90,7 +90,8 @@ def main(argv: list[str] | None = None) -> int:
     return write_or_check(TABLE, json.dumps(current, indent=0) + "\n", argv,
                           prog="python -m memhost.security.engine_keywords",
                           description=__doc__.split("\n\n")[0],
-                          summary=f"{len(current['keywords'])} keywords, engine {current['engine']}")
+                          summary=f"{len(current['keywords'])} keywords, "
+                                  f"engine {current['engine']}")
 
 
 if __name__ == "__main__":
