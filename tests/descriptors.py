@@ -5,7 +5,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-HAS_PROC = os.path.isdir("/proc/self/fd")
+import pytest
+
+#: For the tests that list descriptors.
+needs_proc = pytest.mark.skipif(not os.path.isdir("/proc/self/fd"),
+                                reason="lists descriptors via /proc")
 
 
 def open_files_under(folder: Path) -> list[str]:

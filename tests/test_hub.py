@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from descriptors import open_files_under
+from descriptors import needs_proc, open_files_under
 from memhost import MemoryHub, MemoryManager
 from memhost.users import UserIdError, check_user_id
 from providers_for_tests import Recorder
@@ -137,7 +137,7 @@ def test_closing_managers_ends_the_threads_they_started(home: Path) -> None:
     assert [t.name for t in started if t.is_alive()] == []
 
 
-@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="lists descriptors via /proc")
+@needs_proc
 def test_closing_managers_closes_the_files_they_kept_open(home: Path) -> None:
     """Each user's memory journal stays open between writes; once the user's manager is
     closed, nothing under their folder may stay open, or a host serving many users runs out

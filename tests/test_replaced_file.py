@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from descriptors import open_files_under
+from descriptors import needs_proc, open_files_under
 from memhost.builtin_providers import commit, replacing
 from memhost.builtin_providers.commit import StoreFile
 from memhost.builtin_providers.entries import parse
@@ -256,7 +256,7 @@ def test_a_renamed_over_file_is_held_across_the_rename_and_let_go_after_the_lock
     assert _kept(store) == []  # renamed: nothing kept for the next write
 
 
-@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="lists descriptors via /proc")
+@needs_proc
 @pytest.mark.parametrize("how", ["swap", "rename"])
 @pytest.mark.parametrize("write", list(WRITES))
 def test_no_replaced_file_stays_open_after_a_write(
@@ -271,7 +271,7 @@ def test_no_replaced_file_stays_open_after_a_write(
     assert held == []
 
 
-@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="lists descriptors via /proc")
+@needs_proc
 @pytest.mark.parametrize("how", ["swap", "rename"])
 def test_a_replacement_that_fails_leaves_nothing_open_and_the_file_as_it_was(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str) -> None:

@@ -115,7 +115,7 @@ OURS, ENGINE = 1, 2
 # hide a keyword from the text as written and leave the value it guards as written: such a text
 # goes to the engine whatever words it holds. (A value found only in decoded base64 or hex is not
 # in the text and is not masked anyway: see scan.)
-_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}|\\")
+_PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 
 
 @once
@@ -151,8 +151,8 @@ def _wanted(text: str, lowered: str) -> int:
         wanted |= value
         if wanted == OURS | ENGINE:
             return wanted
-    if keyed and not wanted & ENGINE and not (
-            ("%" in text or "\\" in text) and _ESCAPE.search(text)):
+    if keyed and not wanted & ENGINE and "\\" not in text and not (
+            "%" in text and _PERCENT_ESCAPE.search(text)):
         return wanted  # the engine would run no rule on it
     if wanted & OURS or secret_rules.has_long_token(text):
         return wanted | ENGINE
