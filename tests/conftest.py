@@ -3,6 +3,7 @@ need it."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +15,17 @@ from hypothesis import HealthCheck, settings
 # can take seconds, which must not fail a test. Tests that set their own settings keep them.
 settings.register_profile("memhost", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("memhost")
+
+
+@pytest.fixture
+def tmp_path(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """pytest's own ``tmp_path`` (a numbered folder named after the test, kept as pytest keeps
+    it), named without the ``test_`` every test's name starts with. ``test_`` is one of the
+    secret engine's rule keywords (a vendor's test-mode key starts with it), so every path under
+    a pytest-named folder sent the lines a command prints to the engine, and each such command
+    built its four hundred rules: a path a user's home sits on does not look like that."""
+    name = re.sub(r"\W", "_", request.node.name).removeprefix("test_")[:30]
+    return tmp_path_factory.mktemp(name or "case", numbered=True)
 
 
 @pytest.fixture
