@@ -21,6 +21,9 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).resolve().parent
+#: Seconds a group may take: collecting is a few seconds; a module stuck at import is not waited
+#: for here.
+TIMEOUT = 300
 
 
 def stale_modules() -> list[Path]:
@@ -64,7 +67,11 @@ def main() -> int:
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                  for group in split(modules, os.cpu_count() or 1)]
     for process in processes:
-        process.wait()
+        try:
+            process.wait(timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:  # the run that follows collects it, and says why
+            process.kill()
+            process.wait()
     return 0
 
 
