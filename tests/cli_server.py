@@ -46,8 +46,6 @@ SERVER_MODULES = {
     "mcp": ("memhost.mcp.server", "memhost.mcp.serving"),
     "settings": ("memhost.web.server", "memhost.web.app", "memhost.web.slowclients", "uvicorn"),
 }
-#: The global options that take a value (``memhost --home H --user U mcp``).
-_VALUED_OPTIONS = ("--home", "--user")
 
 
 def preload() -> None:
@@ -93,20 +91,11 @@ def _check_no_engine() -> None:
                 raise RuntimeError("the secret detector's engine library was loaded before forking")
 
 
-def command_word(args: list[str]) -> str | None:
-    """The subcommand ``args`` run (``mcp`` in ``--home H -v mcp --transport http``)."""
-    words = iter(args)
-    for word in words:
-        if word in _VALUED_OPTIONS:
-            next(words, None)
-        elif not word.startswith("-"):
-            return word
-    return None
-
-
 def import_for(args: list[str]) -> None:
     """Import what the server command ``args`` runs will import, once (see SERVER_MODULES)."""
-    modules = SERVER_MODULES.pop(command_word(args) or "", ())
+    from memhost.cli import command_named
+
+    modules = SERVER_MODULES.pop(command_named(args) or "", ())
     for module in modules:
         try:
             importlib.import_module(module)
