@@ -151,17 +151,25 @@ def _location(error: dict[str, Any]) -> tuple[list[str], str]:
     return loc, (f"[{table}] {key}" if table else key) + item
 
 
-def _describe(error: dict[str, Any], path: Path) -> str:
+def _describe(error: dict[str, Any], path: Path, *, refused: bool = False) -> str:
+    """What is wrong with one key, and how to fix it. ``refused``: the value is a change
+    :func:`update_config` turned down, so the file does not hold it and there is nothing to fix
+    in it."""
     loc, where = _location(error)
     dotted = ".".join(loc)
     if error["type"] == "extra_forbidden":
         known = _known_keys(loc[:-1])
         hint = difflib.get_close_matches(loc[-1], known, n=1)
-        suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
-        return (f"{path}: unknown key {where}{suggestion} Known keys here: "
-                f"{', '.join(sorted(known))}. Remove it with `memhost config unset {dotted}`.")
+        suggestion = f"; did you mean {hint[0]!r}?" if hint else "."
+        fix = (f" Nothing was saved; {path} is as it was." if refused else
+               f" Remove it with `memhost config unset {dotted}`.")
+        return (f"{'' if refused else f'{path}: '}unknown key {where}{suggestion} Known keys "
+                f"here: {', '.join(sorted(known))}.{fix}")
     expected = _EXPECTED.get(error["type"], error["msg"])
     expected = expected.format(**(error.get("ctx") or {}))
+    if refused:
+        return (f"{where} = {_as_toml(error.get('input'))} is not valid; expected {expected}. "
+                f"Nothing was saved; {path} is as it was.")
     fix = (f" Fix it with `memhost config set {dotted} VALUE`, or go back to the default with "
            f"`memhost config unset {dotted}`." if len(loc) == 2 else "")
     return (f"{path}: {where} = {_as_toml(error.get('input'))} is not valid; expected "
@@ -197,9 +205,11 @@ def validate(data: dict[str, Any], path: Path) -> Config:
         raise ConfigError("\n".join(problems)) from None
 
 
-def _problems(data: dict[str, Any], path: Path) -> tuple[Config, dict[tuple[str, ...], str]]:
+def _problems(data: dict[str, Any], path: Path, *,
+              refused: bool = False) -> tuple[Config, dict[tuple[str, ...], str]]:
     """The config with every wrong key left out (so it takes its default), and what was wrong,
-    by key path. A key that cannot be used never hides the valid keys around it."""
+    by key path (``refused``: see :func:`_describe`). A key that cannot be used never hides the
+    valid keys around it."""
     data = copy.deepcopy(data)
     found: dict[tuple[str, ...], str] = {}
     for _ in range(64):  # each round drops at least one key; a bound against surprises
@@ -208,7 +218,7 @@ def _problems(data: dict[str, Any], path: Path) -> tuple[Config, dict[tuple[str,
         except ValidationError as exc:
             for err in exc.errors():
                 loc, _where = _location(err)
-                found.setdefault(tuple(loc), _describe(err, path))
+                found.setdefault(tuple(loc), _describe(err, path, refused=refused))
                 _drop(data, loc)
     return Config(), found
 
@@ -296,7 +306,7 @@ def update_config(home: Path, changes: dict[tuple[str, ...], Any]) -> Config:
                     container.pop(key, None)
                 else:
                     container[key] = value
-        config, after = _problems(document.unwrap(), path)
+        config, after = _problems(document.unwrap(), path, refused=True)
         new = [message for where, message in after.items()
                if where not in before or any(where[: len(c)] == c or c[: len(where)] == where
                                              for c in changes)]

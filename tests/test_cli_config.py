@@ -114,6 +114,21 @@ def test_bad_set_is_refused_and_file_unchanged(home: Path, env: dict[str, str], 
     assert config.read_text() == COMMENTED
 
 
+def test_a_refused_value_is_reported_as_not_saved(home: Path, env: dict[str, str]) -> None:
+    """The refusal names the value and says the file is as it was; it does not tell the user
+    to fix a file that never held the value."""
+    config = home / "config.toml"
+    config.write_text(COMMENTED)
+    result = run(env, "set", "memory.nudge_interval", "-3")
+    assert result.returncode == 2
+    assert "[memory] nudge_interval = -3 is not valid; expected a number of at least 0" in (
+        result.stderr)
+    assert "Nothing was saved" in result.stderr and "Fix it with" not in result.stderr
+    assert config.read_text() == COMMENTED
+    unknown = run(env, "set", "memory.zzz", "1").stderr
+    assert "unknown key memory.zzz. Known keys of [memory]:" in unknown
+
+
 def test_get(home: Path, env: dict[str, str]) -> None:
     (home / "config.toml").write_text(COMMENTED)
     assert run(env, "get", "memory.nudge_interval").stdout == "4\n"

@@ -44,7 +44,7 @@ def known_field(table: str, name: str) -> Any:
     fields = _model(table).model_fields
     if name not in fields:
         hint = difflib.get_close_matches(name, list(fields), n=1)
-        suggestion = f"; did you mean {table}.{hint[0]}?" if hint else ""
+        suggestion = f"; did you mean {table}.{hint[0]}?" if hint else "."
         raise ConfigError(f"unknown key {table}.{name}"
                           f"{suggestion} Known keys of [{table}]: {', '.join(fields)}.")
     return fields[name]
