@@ -39,7 +39,8 @@ def test_memory_commands_work_on_the_users_memory(home: Path,
     assert json.loads(out)["stores"][1]["entries"] == []
 
 
-@pytest.mark.parametrize("bad", ["../alice", "Bob", "a/b", "x" * 65])
+# "": `--user "$ID"` with the variable unset must not write to the home's own memory.
+@pytest.mark.parametrize("bad", ["", "../alice", "Bob", "a/b", "x" * 65])
 def test_a_bad_user_id_is_an_error_that_says_what_is_allowed(
         home: Path, capsys: pytest.CaptureFixture[str], bad: str) -> None:
     code, out, err = run(capsys, "--user", bad, "memory", "add", "--target", "user", "x")
@@ -145,4 +146,6 @@ def test_memhost_mcp_serves_the_users_memory(home: Path, tmp_path: Path) -> None
 def test_user_on_what_users_share_is_an_error(home: Path, capsys: pytest.CaptureFixture[str],
                                               command: list[str]) -> None:
     code, _, err = run(capsys, "--user", "bob", *command)
+    assert code == 2 and "without --user" in err
+    code, _, err = run(capsys, "--user", "", *command)
     assert code == 2 and "without --user" in err

@@ -99,7 +99,7 @@ def _run(args: argparse.Namespace) -> int:
     # A command prints mostly what it printed last time (paths, settings): what the secret
     # detector's engine found nothing in then needs no engine now (memhost.security.cleantexts).
     detector.keep_clean_texts_in(home / "cache")
-    if getattr(args, "user", None) and args.command in SHARED_COMMANDS:
+    if getattr(args, "user", None) is not None and args.command in SHARED_COMMANDS:
         print(f"memhost: error: `memhost {args.command}` works on what every user of the home "
               "shares (config.toml, .env, providers); run it without --user", file=sys.stderr)
         return 2

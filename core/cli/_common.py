@@ -43,12 +43,14 @@ def home(args: argparse.Namespace) -> Path:
 
 
 def user(args: argparse.Namespace) -> str:
-    """``--user``: the user whose memory the command works on (``""``: the home's own)."""
-    value = getattr(args, "user", None) or ""
-    if value:
-        from memhost.users import check_user_id
+    """``--user``: the user whose memory the command works on (``""``: the home's own). An
+    empty ``--user ""`` (a script's unset variable) is refused, not read as the home's own."""
+    value = getattr(args, "user", None)
+    if value is None:
+        return ""
+    from memhost.users import check_user_id
 
-        check_user_id(value)
+    check_user_id(value)
     return value
 
 
