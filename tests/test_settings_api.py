@@ -14,6 +14,7 @@ import http.client
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -745,8 +746,9 @@ def test_open_never_puts_the_token_on_the_browser_command_line(tmp_path: Path) -
         "        'folder_mode': stat.S_IMODE(os.stat(os.path.dirname(path)).st_mode),\n"
         "        'text': open(path).read()}\n"
         f"open({str(opened)!r}, 'w').write(json.dumps(info))\n", encoding="utf-8")
-    s = start_server(make_home(tmp_path), tmp_path / "logs", "--open",
-                     env={"BROWSER": f"{sys.executable} {script} %s"})
+    # Quoted: webbrowser splits $BROWSER as a shell would, and a clone's path may hold a space.
+    browser = f"{shlex.quote(sys.executable)} {shlex.quote(str(script))} %s"
+    s = start_server(make_home(tmp_path), tmp_path / "logs", "--open", env={"BROWSER": browser})
     try:
         deadline = time.monotonic() + 30
         while not (opened.exists() and opened.read_text()) and time.monotonic() < deadline:
