@@ -7,11 +7,12 @@ A host embeds :class:`MemoryManager`; providers mark their hook implementations 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pluggy
 
 from memhost.errors import ConfigError, MemhostError, ProviderError, RetryableError
+from memhost.lazy import lazy_names
 
 __version__ = "0.1.0"
 
@@ -50,12 +51,4 @@ if TYPE_CHECKING:  # pragma: no cover
     from memhost.worker import ShutdownReport
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'memhost' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_names(globals(), _LAZY, __all__)

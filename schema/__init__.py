@@ -8,8 +8,9 @@ stores and the settings service are imported on first use.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from memhost.lazy import lazy_names
 from memhost.schema.model import ConfigField, FieldOption, ProviderConfigSchema, SchemaError
 
 __all__ = [
@@ -35,12 +36,4 @@ if TYPE_CHECKING:  # pragma: no cover
     from memhost.schema.settings import SettingsError, SettingsService
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'memhost.schema' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_names(globals(), _LAZY, __all__)

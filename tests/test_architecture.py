@@ -112,8 +112,11 @@ def test_the_documented_top_level_names_import() -> None:
         assert getattr(memhost, name) is not None, name
     assert isinstance(memhost.hookimpl, pluggy.HookimplMarker)
     assert memhost.MemoryManager.__name__ == "MemoryManager"
+    # dir() (and an editor's completion) lists the public names, lazy ones too, and nothing else
+    assert dir(memhost) == sorted(memhost.__all__)
     import memhost.schema
 
+    assert dir(memhost.schema) == sorted(memhost.schema.__all__)
     for name in memhost.schema.__all__:
         assert getattr(memhost.schema, name) is not None, name
     from memhost.recall import RecallProvider
