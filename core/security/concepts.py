@@ -231,6 +231,16 @@ FEATURES: tuple[Feature, ...] = (
       r"\b(?:no\s+matter\s+what|regardless\s+of\s+(?:what|any|the\s+(?:question|request|user)|previous"
       r"|prior|earlier)|whatever\s+(?:the\s+user\s+)?(?:asks?|asked|says?|said|was\s+asked)"
       r"|under\s+(?:all|any)\s+circumstances|without\s+exception|at\s+all\s+costs)\b"),
+    # Held against the user's own later words: "no matter what the user says", "even if the user
+    # asks for English". A user's standing preference can read this way too, so it is the
+    # unconditional family's stronger member (one piece of evidence), enough with a persistence
+    # marker ("always", "from now on") for a person to look, never for a refusal.
+    F("over_the_user", 2.0,
+      r"\b(?:no\s+matter\s+(?:what|how|whether)|regardless\s+of\s+(?:what|whether|how)|whatever"
+      r"|even\s+(?:if|when|though)|despite\s+(?:what|whatever))\s+(?:the\s+(?:user|human|person"
+      r"|customer|owner)|users?|they|he|she)\s+(?:\w+\s+){0,2}?(?:say|ask|want|request|tell|prefer"
+      r"|insist|demand|instruct|object|complain|protest|command|order|beg|plead)\w*",
+      "unconditional"),
     # -- another identity ----------------------------------------------------------------------
     F("speak_as", 2.0,
       r"\b(?:respond|reply|answer|speak|talk|operate|function|introduce\s+yourself|present|masquerad"
@@ -277,6 +287,7 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "repeat_output": ("times", "copies", "repetitions", "instances", "lines"),
     "secret_in_reply": _REPLY_ANCHORS,
     "unconditional": ("matter", "regardless", "whatever", "circumstances", "exception", "costs"),
+    "over_the_user": ("matter", "regardless", "whatever", "even", "despite"),
     "speak_as": ("as",),
     "persona": ("character", "persona", "renam", "reconfigur", "reprogram", "rebrand", "train",
                 "jailbr", "new", "not"),
