@@ -179,6 +179,17 @@ FEATURES: tuple[Feature, ...] = (
       r"(?:prompts?|answers?|repl(?:y|ies)|responses?|messages?|questions?)\b|your\s+(?:answers|replies"
       rf"|responses))[^\n]{{0,80}}?(?:{CHANNEL}|\bgists?\b|\bhooks?\b|\bpaste\w*)",
       "exfil_channel"),
+    # -- commands that destroy what the user has ---------------------------------------------------
+    # The home folder, the root or a whole disk erased: a note has no ordinary use for one as an
+    # instruction, and a build folder (`rm -rf build/`, `rm -rf ~/.cache/pip`) is not matched. A
+    # warning that names one ("never run `rm -rf /`") is matched too: it waits for a person.
+    F("destroy_command", 3.0,
+      r"\brm\s+(?:-[-a-z]{1,20}\s+){0,4}?(?:-[a-z]{0,6}r[a-z]{0,6}|--recursive)\s+(?:-[-\w]{1,20}\s+){0,4}"
+      r"(?:~/?|/\*?|~/\*|\$HOME/?|\$\{HOME\}/?)(?=[\s`'\";)|&]|$)"
+      r"|\bmkfs(?:\.\w+)?\s+(?:-\S{1,20}\s+){0,6}/dev/|\bdd\s+[^\n]{0,60}?\bof=/dev/(?:sd|nvme|hd|vd|xvd|disk)"
+      r"|:\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:|\bformat\s+[a-z]:(?=[\s`'\"]|$)"
+      r"|\bremove-item\b[^\n]{0,40}?-recurse\b[^\n]{0,40}?(?:[a-z]:\\(?=[\s`'\"]|$)|~(?=[\s`'\"]|$)"
+      r"|\$home\b|\$env:userprofile\b)"),
 )
 
 _FETCH_ANCHORS = ("urlopen", "urlretrieve", "requests.get", "httpx.get", "http.get", "https.get",
@@ -212,4 +223,5 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "environment_out": ("environment", "unredacted", "unmasked", "verbatim", "runtime", "env"),
     "no_confirm": ("ask",),
     "exfil_turns": ("prompt", "message", "question", "input", "quer", "answer", "repl", "respons"),
+    "destroy_command": ("rm", "mkfs", "dd", ":()", "format", "remove-item"),
 }
