@@ -161,19 +161,17 @@ def _describe(error: dict[str, Any], path: Path, *, refused: bool = False) -> st
         known = _known_keys(loc[:-1])
         hint = difflib.get_close_matches(loc[-1], known, n=1)
         suggestion = f"; did you mean {hint[0]!r}?" if hint else "."
-        fix = (f" Nothing was saved; {path} is as it was." if refused else
-               f" Remove it with `memhost config unset {dotted}`.")
-        return (f"{'' if refused else f'{path}: '}unknown key {where}{suggestion} Known keys "
-                f"here: {', '.join(sorted(known))}.{fix}")
-    expected = _EXPECTED.get(error["type"], error["msg"])
-    expected = expected.format(**(error.get("ctx") or {}))
+        problem = f"unknown key {where}{suggestion} Known keys here: {', '.join(sorted(known))}."
+        fix = f" Remove it with `memhost config unset {dotted}`."
+    else:
+        expected = _EXPECTED.get(error["type"], error["msg"])
+        expected = expected.format(**(error.get("ctx") or {}))
+        problem = f"{where} = {_as_toml(error.get('input'))} is not valid; expected {expected}."
+        fix = (f" Fix it with `memhost config set {dotted} VALUE`, or go back to the default with "
+               f"`memhost config unset {dotted}`." if len(loc) == 2 else "")
     if refused:
-        return (f"{where} = {_as_toml(error.get('input'))} is not valid; expected {expected}. "
-                f"Nothing was saved; {path} is as it was.")
-    fix = (f" Fix it with `memhost config set {dotted} VALUE`, or go back to the default with "
-           f"`memhost config unset {dotted}`." if len(loc) == 2 else "")
-    return (f"{path}: {where} = {_as_toml(error.get('input'))} is not valid; expected "
-            f"{expected}.{fix}")
+        return f"{problem} Nothing was saved; {path} is as it was."
+    return f"{path}: {problem}{fix}"
 
 
 def _as_toml(value: Any) -> str:

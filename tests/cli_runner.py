@@ -126,8 +126,20 @@ def run_memhost(args: list[str] | tuple[str, ...], *, env: dict[str, str] | None
                 cwd: str | Path | None = None) -> subprocess.CompletedProcess[str]:
     """``memhost *args`` in a process of its own; stdout and stderr captured as text."""
     assert SCRIPT, "the memhost console script is not installed next to this Python"
+    return _run([SCRIPT, *args], env, input, timeout, cwd)
+
+
+def run_python_code(code: str, *args: str, env: dict[str, str] | None = None,
+                    timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """``python -c code *args`` in a process of its own (this Python, memhost importable),
+    forked from a command server as ``memhost`` commands are; stdout and stderr captured."""
+    return _run([sys.executable, "-c", code, *args], env, None, timeout, None)
+
+
+def _run(command: list[str], env: dict[str, str] | None, input: str | None, timeout: float,
+         cwd: str | Path | None) -> subprocess.CompletedProcess[str]:
+    """``command`` forked from a command server, or started afresh where it cannot be."""
     env = dict(os.environ if env is None else env)
-    command = [SCRIPT, *args]
     server = _take_server() if _forkable(env) else None
     if server is None:
         return subprocess.run(command, check=False, env=env, input=input, capture_output=True,
@@ -135,22 +147,6 @@ def run_memhost(args: list[str] | tuple[str, ...], *, env: dict[str, str] | None
                               stdin=None if input is not None else subprocess.DEVNULL)
     try:
         return _forked(server, command, env, input, timeout, cwd)
-    finally:
-        server.busy.release()
-
-
-def run_python_code(code: str, *args: str, env: dict[str, str] | None = None,
-                    timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    """``python -c code *args`` in a process of its own (this Python, memhost importable),
-    forked from a command server as ``memhost`` commands are; stdout and stderr captured."""
-    env = dict(os.environ if env is None else env)
-    command = [sys.executable, "-c", code, *args]
-    server = _take_server() if _forkable(env) else None
-    if server is None:
-        return subprocess.run(command, check=False, env=env, capture_output=True, text=True,
-                              timeout=timeout, stdin=subprocess.DEVNULL)
-    try:
-        return _forked(server, command, env, None, timeout, None)
     finally:
         server.busy.release()
 

@@ -4,7 +4,6 @@ that cannot name anything but a user's folder."""
 from __future__ import annotations
 
 import json
-import os
 import stat
 from pathlib import Path
 

@@ -32,7 +32,6 @@ import json
 import re
 import re._constants as sre  # the parse tree's opcodes, the module re.compile itself uses
 import re._parser as parser
-import sys
 from functools import lru_cache
 from typing import Any
 
