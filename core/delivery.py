@@ -50,8 +50,9 @@ class Delivery:
         """This manager's own journals: its own and those it is replaying."""
         return [*self._replaying, self.journal]
 
-    def submit(self, label: str, calls: Calls) -> None:
-        """Journal ``calls`` (one write) and queue them for the provider."""
+    def submit(self, label: str, calls: Calls, *then: Task) -> None:
+        """Journal ``calls`` (one write) and queue them for the provider, with the tasks
+        ``then`` right behind them in the same hand-off to the worker."""
         self.replay_if_due()
         record = None if self._closed() else self.journal.append(calls)
         if record is None:
@@ -61,8 +62,10 @@ class Delivery:
             return
         if self.provider.health.unavailable:
             self._parked.append(record)  # journalled: a later session or start delivers it
+            if then:
+                self._worker.submit(*then)
             return
-        self._queue(self.journal, record, label)
+        self._queue(self.journal, record, label, *then)
 
     def started(self) -> None:
         """The provider was initialised for a session: deliver what waited for it."""
@@ -88,7 +91,7 @@ class Delivery:
             self._replaying.append(journal)
             self._worker.submit(Task("marker", "close replayed journal", journal.close))
 
-    def _queue(self, journal: Journal, record: Record, label: str) -> None:
+    def _queue(self, journal: Journal, record: Record, label: str, *then: Task) -> None:
         provider = self.provider
         remaining: Calls = []
         started = False
@@ -108,4 +111,4 @@ class Delivery:
         self._worker.submit(Task("write", label, deliver, lambda: journal.ack(record.seq),
                                  lambda error, attempts: self.dead.park_for(
                                      provider, remaining if started else list(record.calls),
-                                     error, attempts)))
+                                     error, attempts)), *then)

@@ -261,14 +261,15 @@ class MemoryManager(ProviderRegistration):
             return
         if self._external is not None:
             user_r, answer_r, messages_r = redact_many(user, answer, messages or [])
-            with self._worker.batch():  # one hand-off to the worker for the turn, at the end
-                self._submit_write("sync_turn", [("sync_turn", {
-                    "user_content": user_r, "assistant_content": answer_r,
-                    "session_id": self.session_id, "messages": messages_r})])
-                if not is_trivial(user):
-                    provider = self._external
-                    self._worker.submit(Task("prefetch", "queue_prefetch", lambda: self._providers.call(
-                        provider, "queue_prefetch", query=user_r, session_id=self.session_id)))
+            warm: tuple[Task, ...] = ()
+            if not is_trivial(user):
+                provider, session_id = self._external, self.session_id
+                warm = (Task("prefetch", "queue_prefetch", lambda: self._providers.call(
+                    provider, "queue_prefetch", query=user_r, session_id=session_id)),)
+            # The sync and the warm-up go to the worker in one hand-off, the sync first.
+            self._submit_write("sync_turn", [("sync_turn", {
+                "user_content": user_r, "assistant_content": answer_r,
+                "session_id": self.session_id, "messages": messages_r})], *warm)
         if due and self.reviewer is not None:
             history = messages or [{"role": "user", "content": user},
                                    {"role": "assistant", "content": answer}]
@@ -353,9 +354,10 @@ class MemoryManager(ProviderRegistration):
                 "previous_content": previous, "session_id": session_id or self.session_id,
                 "origin": origin})])
 
-    def _submit_write(self, label: str, calls: list[tuple[str, dict[str, Any]]]) -> None:
+    def _submit_write(self, label: str, calls: list[tuple[str, dict[str, Any]]],
+                      *then: Task) -> None:
         if self._delivery is not None:
-            self._delivery.submit(label, calls)
+            self._delivery.submit(label, calls, *then)
 
     def flush(self, timeout: float | None = None) -> bool:
         """Wait until every background task queued so far has run; ``False`` on timeout."""

@@ -15,12 +15,11 @@ submission tries again.
 from __future__ import annotations
 
 import _thread
-import contextlib
 import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -121,36 +120,24 @@ class BackgroundWorker:
         self._abandon = threading.Event()
         # When the running task, parked in a retry wait, tries again (monotonic); None otherwise.
         self._retry_at: float | None = None
-        self._batching = 0
         self.completed = 0
         self.retrying: dict[str, Any] = {}
 
     # -- submission ----------------------------------------------------------------------------
 
-    def submit(self, task: Task) -> bool:
+    def submit(self, *tasks: Task) -> bool:
+        """Queue ``tasks`` in order, with one wake-up of the worker: woken after the first of
+        several, it would take the interpreter from the submitting thread in between."""
         with self._cond:
             if not self._accepting:
-                log.warning("memhost is shutting down; dropped late %s task %s", task.kind, task.label)
+                for task in tasks:
+                    log.warning("memhost is shutting down; dropped late %s task %s", task.kind,
+                                task.label)
                 return False
-            self._queue.append(task)
+            self._queue.extend(tasks)
             self._ensure_thread()
-            if not self._batching:
-                self._cond.notify()
+            self._cond.notify()
         return True
-
-    @contextlib.contextmanager
-    def batch(self) -> Iterator[None]:
-        """Submit several tasks with one wake-up of the worker, at the end: woken after the
-        first, it would take the interpreter from the submitting thread in between."""
-        with self._cond:
-            self._batching += 1
-        try:
-            yield
-        finally:
-            with self._cond:
-                self._batching -= 1
-                if not self._batching and self._queue:
-                    self._cond.notify()
 
     def _ensure_thread(self) -> bool:
         """Start the worker thread if it is not running; ``False`` when the OS refused."""
