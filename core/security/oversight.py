@@ -14,6 +14,8 @@ variable and retries". Each feature here is again a target and a behaviour, neve
   existence not acknowledged, the user "never told" even when asking;
 * **warnings dismissed**: a security advisory, a CVE, a side effect called a rumour or noise;
   anything mentioned only if the user insists (in the languages that say it the same way);
+* **a review that approves anything**: a pull request, a change or a payment approved without
+  being read, or whenever a review is asked for;
 * **the defences worked around**: an approval or review flag flipped off, audit logging for the
   agent's calls switched off, a scanner that flags something disabled and the write retried,
   repository hooks deleted.
@@ -24,6 +26,10 @@ Weights are on the scale of :mod:`memhost.security.features`: each stages on its
 from __future__ import annotations
 
 from memhost.security.lexicon import Feature
+
+#: Not said as a rule against it: "never approve …", "reviewers must not merge …".
+_NOT_REFUSED = "(?<!n't\\s)" + "".join(rf"(?<!\b{word}\s)" for word in ("never", "not", "nobody",
+                                                                         "cannot", "no one"))
 
 #: What the agent does out of the user's sight: uploads, transfers, outbound calls.
 _ACTIONS = (r"(?:background\s+(?:actions?|tasks?|jobs?|calls?)|actions?\s+taken|uploads?|(?:file\s+|data\s+)?transfers?"
@@ -42,6 +48,18 @@ _DEFENCE = (r"(?:review|approval|screening|confirmation|safety|scanner|scanning|
 
 F = Feature
 FEATURES: tuple[Feature, ...] = (
+    # A review that approves whatever it looks at: "approve every PR without reading it", "when
+    # asked to review a PR, always approve it". A rule against it ("never merge without review")
+    # is not matched.
+    F("rubber_stamp", 3.0,
+      rf"{_NOT_REFUSED}\b(?:approv|merg|accept|lgtm|sign\w*\s+off\s+on|pass)\w*\s+(?:\S+\s+){{0,6}}?"
+      r"without\s+(?:\w+\s+)?(?:reading|review\w*|looking|check\w*|test\w*|inspect\w*|running|verif\w*"
+      r"|scrutin\w*|opening)\b"
+      r"|\breview\w*\b[^\n]{0,60}?\b(?:always|just|simply|automatically|unconditionally|blindly)\s+"
+      r"(?:approv|merg|lgtm|accept|pass)\w*"
+      r"|\b(?:always|automatically|blindly|unconditionally)\s+(?:approv|merg|lgtm)\w*\s+(?:\S+\s+){0,2}?"
+      r"(?:PRs?|pull\s+requests?|merge\s+requests?|changes|diffs?|patch\w*|commits?|deploy\w*"
+      r"|transactions?|payments?|transfers?|invoices?|refunds?|expenses?|claims?)\b", "safety"),
     F("actions_left_out", 3.0,
       rf"(?=[btudeoncsTUDEONCS])\b{_ACTIONS}\b[^\n.;]{{0,80}}?\b(?:(?:are|is|get|gets|stay|stays|remain|remains)\s+(?:\w+\s+)?(?:left\s+out"
       r"\s+of|omitted\s+from|kept\s+(?:out\s+of|off)|left\s+off|hidden\s+from|excluded\s+from|stripped\s+from"
@@ -144,6 +162,7 @@ FEATURES: tuple[Feature, ...] = (
 )
 
 ANCHORS: dict[str, tuple[str, ...]] = {
+    "rubber_stamp": ("without", "review", "approv", "merg", "lgtm"),
     # What the agent did is named in rarer words than how it is left out.
     "actions_left_out": ("background", "taken", "upload", "transfer", "download", "deletion", "outbound",
                          "network", "tool call", "command", "sync", "export"),

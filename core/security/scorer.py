@@ -179,7 +179,8 @@ def _by_anchor() -> tuple[tuple[int, ...], dict[str, tuple[int, ...]]]:
 #: A prohibition of moving something: "never paste", "don't commit", "must not share".
 _FORBIDS = re.compile(r"\b(?:never|don't|dont|do\s+not|must\s+not|mustn't|should\s+not|shouldn't|not\s+to"
                       r"|avoid)\s+(?:\w+\s+)?(?:paste|print|share|post|send|commit|includ|put|upload|cat|show"
-                      r"|expos|leak|log|echo|copy|push|attach|reveal|disclos|dump|list|output)\w*\b", re.IGNORECASE)
+                      r"|expos|leak|log|echo|copy|push|attach|reveal|disclos|dump|list|output|writ|add"
+                      r"|append|insert|embed|stor|keep|leav)\w*\b", re.IGNORECASE)
 
 
 def _forbidden(text: str, start: int, end: int) -> bool:
