@@ -13,8 +13,8 @@ import pytest
 from memhost.security import cleantexts, detector
 from memhost.security.cleantexts import DIGEST_BYTES, FILENAME, MAX_BYTES, CleanTexts
 
-# A long token run holding one of the engine's keywords ("user"): it reaches the engine.
-PATH_LINE = "  /home/someone/.memhost/users/ada/memories/MEMORY.md\n"
+# A long token run holding one of the engine's keywords ("api"): it reaches the engine.
+PATH_LINE = "  /home/someone/.memhost/api-cache/ada/memories/MEMORY.md\n"
 TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0" * 2  # a GitHub token shape the engine reports
 SECRET_LINE = f"Deploys use {TOKEN[:40]} from CI."
 

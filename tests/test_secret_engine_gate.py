@@ -62,6 +62,32 @@ def test_a_text_that_cannot_hold_a_reported_value_skips_the_engine(text: str) ->
 
 
 @pytest.mark.parametrize("text", [
+    # Each holds a value shaped for a rule that reports only as a part of another rule's
+    # finding (skipReport), and no keyword of a rule that reports on its own: the engine finds
+    # nothing in it, so it is not handed over.
+    "username: bob_the_builder_1987",
+    "  user_profile_enabled    = true  (default)",
+    "login = alice.wonderland@example.org",
+    "account_id: 123456789012345678",
+    "tenant: 8f14e45f-ceea-467f-a8ad-0123456789ab",
+    "Artifacts live at acme.jfrog.io/artifactory/libs-release-local",
+    "LTAI5tQ3mZx8Yb2Kd9Vw1RsP",
+])
+def test_a_part_of_a_two_part_rule_alone_skips_the_engine(text: str) -> None:
+    import betterleaks
+
+    assert not [f.rule_id for f in betterleaks.scan_string(text)], text
+    assert not reaches_engine(text)
+
+
+def test_the_table_holds_only_the_keywords_of_rules_that_report() -> None:
+    keywords = engine_keywords.for_engine(detector.engine_version())
+    assert keywords is not None
+    assert not {"user", "client", "login", "tenant"} & keywords
+    assert {"passw", "api", "token"} <= keywords  # the rules those parts belong to
+
+
+@pytest.mark.parametrize("text", [
     # The engine decodes %-escapes before it looks for its words: "p%61ssword" is "password".
     "p%61ssword=Hunter2Hunter2xyzzy",
     "config \\u0074oken: Zq81Kd02Lm93Nb74Vc",

@@ -2,7 +2,9 @@
 
 betterleaks runs a rule on a text only when the lower-cased text holds one of that rule's
 keywords, and every rule of its built-in set has some (but one that reads file names, never
-text). A text holding none of them gets no finding from it, so building its rule set (~0.1 s of
+text). A rule marked ``skipReport`` (a part of a rule of two parts, such as the username beside
+a password) reports nothing unless the other rule found something first, so only the keywords
+of rules that report count. A text holding none of them gets no finding from it, so building its rule set (~0.1 s of
 CPU, once in each process) to scan such a text is wasted, and most lines a command prints (a
 path, a setting's name, a count) are such texts. The keywords are read from the rule set the
 installed library embeds and shipped beside this module as ``engine_keywords.json``, with the
@@ -59,7 +61,11 @@ def extract(path: Path) -> list[str]:
                        if not rule.get("keywords") and rule.get("regex"))
     if unguarded:
         raise StaleTable(f"rules read every text, whatever words it holds: {', '.join(unguarded)}")
-    return sorted({word.lower() for rule in rules for word in rule.get("keywords", ())})
+    # A rule marked skipReport reports nothing on its own: the engine runs it only as a part
+    # of another rule's finding (a username beside the password that rule found), and that
+    # rule's own keywords are in the table. "user" or "client" alone opens nothing.
+    return sorted({word.lower() for rule in rules if not rule.get("skipReport")
+                   for word in rule.get("keywords", ())})
 
 
 def for_engine(version: str) -> frozenset[str] | None:
