@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from memhost.builtin_providers.checks import WriteChecks
-from memhost.builtin_providers.entries import FILENAMES, normalise
+from memhost.builtin_providers.entries import FILENAMES, normalise, text_problem
 from memhost.builtin_providers.outcomes import NOTHING_APPLIED, Change, OpError
 
 #: action, the cleaned new entry ("" for remove), the cleaned old_text ("" for add), and the
@@ -32,9 +32,9 @@ def prepare(checks: WriteChecks, number: int, raw_op: Any) -> Prepared:
         raise OpError(f"{where}: unknown action; use add, replace or remove." + NOTHING_APPLIED)
     entry = ""
     if action in ("add", "replace"):
-        if not isinstance(content, str) or not content.strip():
+        if problem := text_problem(content):
             hint = " (use action 'remove' to delete)" if action == "replace" else ""
-            raise OpError(f"{where}: content is required{hint}." + NOTHING_APPLIED)
+            raise OpError(f"{where}: content {problem}{hint}." + NOTHING_APPLIED)
         try:
             entry = checks.clean_content(content, "Content")
         except OpError as exc:
@@ -42,8 +42,8 @@ def prepare(checks: WriteChecks, number: int, raw_op: Any) -> Prepared:
     old = ""
     if action in ("replace", "remove"):
         old_text = op.get("old_text")
-        if not isinstance(old_text, str) or not old_text.strip():
-            raise OpError(f"{where}: old_text is required." + NOTHING_APPLIED)
+        if problem := text_problem(old_text):
+            raise OpError(f"{where}: old_text {problem}." + NOTHING_APPLIED)
         old = normalise(old_text).strip()
     matched = op.get("matched_entry")
     return action, entry, old, matched if isinstance(matched, str) else None

@@ -197,3 +197,18 @@ def canonical_entry(text: str) -> str:
     if "\x00" in entry:
         raise ValueError("content holds a NUL character; remove it and retry")
     return entry
+
+
+_KINDS = {bool: "true or false", int: "a number", float: "a number", list: "a list",
+          dict: "an object"}
+
+
+def text_problem(value: object) -> str | None:
+    """Why ``value`` cannot be an entry's text or an ``old_text`` ("is required", "must be a
+    string, not a list"); ``None`` when it can. A model that sends a number or a list for a
+    field is told which it sent, not that the field is missing."""
+    if isinstance(value, str):
+        return None if value.strip() else "is required"
+    if value is None:
+        return "is required"
+    return f"must be a string, not {_KINDS.get(type(value), type(value).__name__)}"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Protocol
 
+from memhost.builtin_providers.entries import text_problem
 from memhost.builtin_providers.store import FILENAMES, TARGETS, MemoryStore, Outcome
 
 TOOL_NAME = "memory"
@@ -192,20 +193,22 @@ class MemoryTool:
 
     def _validate_single(self, action: str, target: str, content: Any,
                          old_text: Any) -> dict[str, Any] | None:
-        if action == "add" and not (isinstance(content, str) and content.strip()):
-            return _error("Content is required for 'add'.")
-        if action in ("replace", "remove") and not (isinstance(old_text, str) and old_text.strip()):
+        if action == "add" and (problem := _field_problem("Content", action, content)):
+            return _error(f"{problem}.")
+        if action in ("replace", "remove") and (problem := text_problem(old_text)):
             try:
                 entries = self.store.entries(target)
             except Exception:
                 entries = []
+            given = "None was given" if old_text is None or isinstance(old_text, str) else \
+                f"It {problem}"
             return _error(
-                f"'{action}' needs old_text: a short unique part of the entry to {action}. None was "
-                f"given. Call {action} again with old_text set to part of one of current_entries.",
+                f"'{action}' needs old_text: a short unique part of the entry to {action}. {given}. "
+                f"Call {action} again with old_text set to part of one of current_entries.",
                 current_entries=self.store.shown_entries(target, entries),
                 usage=self.store.short_usage(target, entries))
-        if action == "replace" and not (isinstance(content, str) and content.strip()):
-            return _error("content is required for 'replace' (use 'remove' to delete an entry).")
+        if action == "replace" and (problem := _field_problem("content", action, content)):
+            return _error(f"{problem} (use 'remove' to delete an entry).")
         return None
 
     def _finish(self, outcome: Outcome) -> dict[str, Any]:
@@ -220,6 +223,16 @@ class MemoryTool:
                     "Stop calling the memory tool now, leave memory as it is, and answer the user; "
                     "tell them the fact was not saved. It can be saved in a later turn.")}
         return outcome.response
+
+
+def _field_problem(name: str, action: str, value: Any) -> str | None:
+    """"content is required for 'add'", or "content for 'add' must be a string, not a list"."""
+    problem = text_problem(value)
+    if problem is None:
+        return None
+    if value is None or isinstance(value, str):
+        return f"{name} {problem} for {action!r}"
+    return f"{name} for {action!r} {problem}"
 
 
 def _error(message: str, **extra: Any) -> dict[str, Any]:

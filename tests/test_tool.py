@@ -143,6 +143,23 @@ class TestDispatcher:
         result = make_tool(home).call({"target": "memory", "action": "add", "content": "  "})
         assert not result["success"] and "Content is required" in result["error"]
 
+    @pytest.mark.parametrize(("arguments", "said"), [
+        ({"action": "add", "content": 42}, "Content for 'add' must be a string, not a number"),
+        ({"action": "add", "content": ["a", "b"]}, "must be a string, not a list"),
+        ({"action": "replace", "old_text": "x", "content": {"a": 1}},
+         "content for 'replace' must be a string, not an object"),
+        ({"action": "remove", "old_text": 7}, "It must be a string, not a number"),
+        ({"operations": [{"action": "add", "content": True}]},
+         "Operation 1 (add): content must be a string, not true or false"),
+        ({"operations": [{"action": "remove", "old_text": 5}]},
+         "Operation 1 (remove): old_text must be a string, not a number"),
+    ])
+    def test_a_field_of_the_wrong_type_is_named_as_such(self, home: Path, arguments: Any,
+                                                       said: str) -> None:
+        # A model that sends a number or a list is told what it sent, not that it sent nothing.
+        result = make_tool(home).call({"target": "memory", **arguments})
+        assert not result["success"] and said in result["error"], result
+
     @pytest.mark.parametrize("action", ["replace", "remove"])
     def test_missing_old_text_is_recoverable_and_shows_entries(self, home: Path, action: str) -> None:
         tool = make_tool(home)
