@@ -79,6 +79,8 @@ def test_show_lists_entries_with_index_age_and_usage(home: Path) -> None:
     assert entry["origin"] == "cli" and isinstance(entry["created"], float)
     assert entry["age"].endswith(("s", "m"))
     assert user["entries"][0]["text"] == "Name: Dana"
+    # `memory list` is the same listing, as `providers list` and `outbox list` are theirs.
+    assert as_json(memhost(home, "memory", "list", "--json")) == data
 
 
 def test_age_is_unknown_when_the_sidecar_has_no_metadata(home: Path) -> None:

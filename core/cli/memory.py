@@ -28,7 +28,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     actions = parser.add_subparsers(dest="memory_command", metavar="ACTION")
     parser.set_defaults(func=lambda args: _common.usage(parser))
 
-    show = actions.add_parser("show", help="list the entries with their index, age and usage")
+    # "list", as `providers`, `outbox` and `recall` name their listings.
+    show = actions.add_parser("show", aliases=["list"],
+                              help="list the entries with their index, age and usage")
     _common.add_target_flag(show, default=None, help="only this store (default: both)")
     _common.add_json_flag(show)
     show.set_defaults(func=cmd_show)
