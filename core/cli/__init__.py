@@ -95,10 +95,11 @@ def _run(args: argparse.Namespace) -> int:
     from memhost.security.masking import remember_home
 
     home = memhost_home(getattr(args, "home", None))
+    # A command scans mostly what it scanned last time (paths, settings): what the secret
+    # detector's engine answered then needs no engine now (memhost.security.engine_answers).
+    # Before the home's settings are read: finding the secrets among them is such a scan.
+    detector.keep_engine_answers_in(home / "cache")
     remember_home(home)
-    # A command prints mostly what it printed last time (paths, settings): what the secret
-    # detector's engine found nothing in then needs no engine now (memhost.security.cleantexts).
-    detector.keep_clean_texts_in(home / "cache")
     if getattr(args, "user", None) is not None and args.command in SHARED_COMMANDS:
         print(f"memhost: error: `memhost {args.command}` works on what every user of the home "
               "shares (config.toml, .env, providers); run it without --user", file=sys.stderr)

@@ -26,7 +26,7 @@ from typing import Any
 
 from memhost.errors import MemhostError
 from memhost.once import once
-from memhost.security import cleantexts, secret_rules
+from memhost.security import engine_answers, secret_rules
 
 _CACHE_SIZE = 1024
 _CACHED_CHARS = 64 * 1024
@@ -159,17 +159,19 @@ def _wanted(text: str, lowered: str) -> int:
     return wanted & OURS
 
 
-#: Where texts the engine found nothing in are kept for later processes (None: nowhere).
-_clean: cleantexts.CleanTexts | None = None
+#: Where the engine's answers are kept for later processes (None: nowhere).
+_answers: engine_answers.EngineAnswers | None = None
 
 
-def keep_clean_texts_in(folder: Path | None) -> None:
-    """Keep the texts the engine finds nothing in under ``folder`` for later processes, and take
-    those kept there as clean without building the engine (:mod:`memhost.security.cleantexts`);
-    ``None`` stops. The command line does it for its home's ``cache/`` folder."""
-    global _clean
-    previous, _clean = _clean, (None if folder is None else
-                                cleantexts.CleanTexts(folder / cleantexts.FILENAME, version))
+def keep_engine_answers_in(folder: Path | None) -> None:
+    """Keep the engine's answer for each text it reads under ``folder`` for later processes,
+    and answer the texts kept there without building the engine
+    (:mod:`memhost.security.engine_answers`); ``None`` stops. The command line does it for its
+    home's ``cache/`` folder."""
+    global _answers
+    previous, _answers = _answers, (
+        None if folder is None
+        else engine_answers.EngineAnswers(folder / engine_answers.FILENAME, version))
     if previous is not None:
         previous.close()
 
@@ -187,29 +189,37 @@ def scan(text: str) -> frozenset[str]:
         _cache.put(text, frozenset())
         return frozenset()
     values = secret_rules.find(text, lowered) if wanted & OURS else set()
-    clean = _clean
-    if wanted & ENGINE and (clean is None or not clean.known(text)):
-        from_engine = set()
-        for finding in _load().scan_string(text):
-            value = (finding.secret or "").strip()
-            # A finding inside decoded base64 is not in the text; masking works on the text.
-            if len(value) >= 3 and value in text and not secret_rules.placeholder(value):
-                from_engine.add(value)
-        if not from_engine and clean is not None:
-            clean.add(text)
+    if wanted & ENGINE:
+        answers = _answers
+        from_engine = None if answers is None else answers.answer(text)
+        if from_engine is None:
+            from_engine = _engine_values(text)
+            if answers is not None:
+                answers.add(text, from_engine)
         values |= from_engine
     found = frozenset(values)
     _cache.put(text, found)
     return found
 
 
+def _engine_values(text: str) -> frozenset[str]:
+    """The values the engine reports in ``text``, as they appear in it."""
+    found = set()
+    for finding in _load().scan_string(text):
+        value = (finding.secret or "").strip()
+        # A finding inside decoded base64 is not in the text; masking works on the text.
+        if len(value) >= 3 and value in text and not secret_rules.placeholder(value):
+            found.add(value)
+    return frozenset(found)
+
+
 def _candidate(text: str) -> bool:
     """Whether :func:`scan` hands ``text`` to the engine (see :func:`_wanted`), unless an earlier
-    process found it clean (:func:`keep_clean_texts_in`). The engine is loaded (a Go runtime and
-    four hundred rules: a fraction of a second) only for such a text."""
-    clean = _clean
+    process kept its answer (:func:`keep_engine_answers_in`). The engine is loaded (a Go
+    runtime and four hundred rules: a fraction of a second) only for such a text."""
+    answers = _answers
     return (len(text) >= 8 and bool(_wanted(text, text.lower()) & ENGINE)
-            and (clean is None or not clean.known(text)))
+            and (answers is None or answers.answer(text) is None))
 
 
 _warming: threading.Thread | None = None
