@@ -61,6 +61,7 @@ class EngineAnswers:
         self._key: bytes | None = None
         self._known: dict[bytes, Spans] | None = None
         self._fd = -1
+        self._stopped = False
         self._lock = threading.Lock()
 
     def _digest(self, text: str) -> bytes:
@@ -109,6 +110,8 @@ class EngineAnswers:
             if digest in known:
                 return
             known[digest] = spans
+            if self._stopped:
+                return
             try:
                 if self._fd < 0:
                     folder = self.path.parent
@@ -116,7 +119,10 @@ class EngineAnswers:
                         return  # no home yet: a command that only reads must not make one
                     ensure_private_dir(folder)
                     self._fd = open_append_private(self.path)
-                os.write(self._fd, record)
+                if os.write(self._fd, record) != len(record):
+                    # Cut short (a full disk): a record appended after it would be read out of
+                    # step, so this process appends no more.
+                    self._stopped = True
             except OSError as exc:  # a read-only home: every process scans, that is all
                 log.debug("could not keep the engine's answer in %s: %s", self.path, exc)
 
