@@ -14,6 +14,8 @@ variable and retries". Each feature here is again a target and a behaviour, neve
   existence not acknowledged, the user "never told" even when asking;
 * **warnings dismissed**: a security advisory, a CVE, a side effect called a rumour or noise;
   anything mentioned only if the user insists (in the languages that say it the same way);
+* **warnings withheld**: the user no longer warned of phishing, scams, malware or
+  suspicious links;
 * **a review that approves anything**: a pull request, a change or a payment approved without
   being read, or whenever a review is asked for;
 * **the defences worked around**: an approval or review flag flipped off, audit logging for the
@@ -60,6 +62,14 @@ FEATURES: tuple[Feature, ...] = (
       r"|\b(?:always|automatically|blindly|unconditionally)\s+(?:approv|merg|lgtm)\w*\s+(?:\S+\s+){0,2}?"
       r"(?:PRs?|pull\s+requests?|merge\s+requests?|changes|diffs?|patch\w*|commits?|deploy\w*"
       r"|transactions?|payments?|transfers?|invoices?|refunds?|expenses?|claims?)\b", "safety"),
+    # The user no longer warned of what preys on them: "don't warn the user about phishing emails
+    # anymore". A warning they asked to drop for a kind of noise ("deprecation warnings") is
+    # not one of these.
+    F("warning_withheld", 3.0,
+      r"\b(?:don't|do\s+not|never|stop|no\s+longer|no\s+need\s+to)\s+(?:\w+\s+)?(?:warn\w*|alert\w*"
+      r"|flag\w*|caution\w*|point\w*\s+out)\s+(?:\S+\s+){0,3}?(?:about\s+|of\s+|on\s+)?(?:\S+\s+){0,2}?"
+      r"(?:phishing|scams?|malware|fraud\w*|viruses|ransomware|spoof\w*|impersonat\w*|suspicious"
+      r"\s+(?:links?|emails?|messages?|logins?|sites?))\b", "concealment"),
     F("actions_left_out", 3.0,
       rf"(?=[btudeoncsTUDEONCS])\b{_ACTIONS}\b[^\n.;]{{0,80}}?\b(?:(?:are|is|get|gets|stay|stays|remain|remains)\s+(?:\w+\s+)?(?:left\s+out"
       r"\s+of|omitted\s+from|kept\s+(?:out\s+of|off)|left\s+off|hidden\s+from|excluded\s+from|stripped\s+from"
@@ -163,6 +173,8 @@ FEATURES: tuple[Feature, ...] = (
 
 ANCHORS: dict[str, tuple[str, ...]] = {
     "rubber_stamp": ("without", "review", "approv", "merg", "lgtm"),
+    "warning_withheld": ("phishing", "scam", "malware", "fraud", "virus", "ransomware", "spoof",
+                         "impersonat", "suspicious"),
     # What the agent did is named in rarer words than how it is left out.
     "actions_left_out": ("background", "taken", "upload", "transfer", "download", "deletion", "outbound",
                          "network", "tool call", "command", "sync", "export"),

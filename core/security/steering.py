@@ -11,6 +11,8 @@ names what makes such a preference a way to mislead, as two parts (never one wor
   every answer, whatever the question;
 * **what the user should know, left out**: vulnerabilities, side effects, fees, exclusions,
   one-star reviews or an inquiry, skipped or omitted in what the agent writes;
+* **a clean bill, given in advance**: code, a dependency or a scan always said to have no
+  issues, vulnerabilities or bugs;
 * **an unsafe default, handed out**: world-writable permissions, TLS checks off, public buckets,
   root containers, password logins open to the internet, signature checks and hooks skipped, as
   the default of generated code
@@ -65,6 +67,13 @@ FEATURES: tuple[Feature, ...] = (
       r"|lawsuits|drawbacks|downsides)\s+(?:are|get|is)\s+(?:always\s+)?(?:left\s+out|omitted"
       r"|skipped|dropped|not\s+(?:shown|mentioned|listed|included))\b",
       "output_bias", also=_OUTPUT),
+    # A clean bill given before anything is looked at: "always answer that the user's code has no
+    # security issues". Only "always" and "must": "never claim the code has no bugs" is honesty.
+    F("clean_bill", 3.0,
+      r"\b(?:always|(?:you\s+)?(?:must|should|will)\s+always)\s+(?:conclude|declare|report|say|state"
+      r"|claim|answer|reply|respond|tell\s+\w+|find)\w*\s+(?:\w+\s+){0,2}?that\s+[^\n.;]{0,60}?"
+      r"\b(?:has|have|had|contains?|shows?)\s+no\s+(?:\w+\s+){0,2}?(?:issues|vulnerabilit\w+|bugs"
+      r"|problems|flaws|risks|findings|errors|weaknesses)\b", "output_bias"),
     F("unsafe_default", 3.0,
       r"\bchmod\s+(?:-R\s+)?(?:0?777|a\+rwx)\b|\bcurl\s+(?:-\w+\s+)*-k\b|--insecure\b"
       r"|\bpublic-read(?:-write)?\b|\bNODE_TLS_REJECT_UNAUTHORIZED\s*=\s*0"
@@ -87,6 +96,7 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "facts_left_out": ("skip", "omit", "leav", "left", "drop", "exclud", "downplay", "hid",
                        "keep", "vulnerabilit", "cve", "side", "fees", "expense", "exclusions",
                        "recalls", "lawsuits", "drawbacks", "downsides"),
+    "clean_bill": ("always",),
     "unsafe_default": ("chmod", "curl", "--insecure", "public-read", "node_tls",
                        "stricthostkeychecking", "passwordauthentication", "0.0.0.0/0", "root",
                        "--privileged", "disabl", "--no-verify", "--no-check-certificate",
