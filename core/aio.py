@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from memhost.builtin_providers.view import MemoryEntry
+from memhost.errors import MemhostError
 from memhost.hub import DEFAULT_MAX_OPEN, MemoryHub
 from memhost.manager import MemoryManager, Turn
 from memhost.worker import ShutdownReport
@@ -41,8 +42,10 @@ class CallThreads:
     time several calls are in flight at once.
     """
 
-    def __init__(self, threads: int, name: str) -> None:
+    def __init__(self, threads: int, name: str, owner: str = "AsyncMemoryManager") -> None:
         self.executor = ThreadPoolExecutor(threads, thread_name_prefix=name)
+        self.owner = owner  # named in the error a call after shutdown raises
+        self.closed = False
         self.ready = threading.Event()
         threading.Thread(target=self._start_all, args=(threads,), name=f"{name}-start",
                          daemon=True).start()
@@ -56,9 +59,17 @@ class CallThreads:
 
     async def run(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self.executor, functools.partial(fn, *args, **kwargs))
+        try:
+            future = loop.run_in_executor(self.executor, functools.partial(fn, *args, **kwargs))
+        except RuntimeError:  # "cannot schedule new futures after shutdown"
+            if not self.closed:
+                raise
+            raise MemhostError(f"this {self.owner} is shut down; make a new one to go on "
+                               "(its memory and its provider's writes are kept)") from None
+        return await future
 
     def close(self) -> None:
+        self.closed = True
         self.executor.shutdown(wait=False, cancel_futures=True)
 
 
@@ -145,7 +156,10 @@ class AsyncMemoryManager:
         return await self._threads.run(self.sync.status)
 
     async def shutdown(self, timeout: float | None = None) -> ShutdownReport:
-        """:meth:`MemoryManager.shutdown`: within its bound, whatever the providers do."""
+        """:meth:`MemoryManager.shutdown`: within its bound, whatever the providers do. Again
+        after that: the same report, at once."""
+        if self._threads.closed and self.sync.closed:
+            return self.sync.shutdown(timeout)  # kept from the first call: nothing waits
         try:
             return await self._threads.run(self.sync.shutdown, timeout)
         finally:
@@ -179,7 +193,7 @@ class AsyncMemoryHub:
     def __init__(self, home: str | Path | None = None, *, max_open: int = DEFAULT_MAX_OPEN,
                  threads: int = HUB_THREADS, **overrides: Any) -> None:
         self.sync = MemoryHub(home, max_open=max_open, **overrides)
-        self._threads = CallThreads(threads, "memhost-hub")
+        self._threads = CallThreads(threads, "memhost-hub", owner="AsyncMemoryHub")
 
     @property
     def home(self) -> Path:
