@@ -203,8 +203,9 @@ class MemoryTool:
             given = "None was given" if old_text is None or isinstance(old_text, str) else \
                 f"It {problem}"
             return _error(
-                f"'{action}' needs old_text: a short unique part of the entry to {action}. {given}. "
-                f"Call {action} again with old_text set to part of one of current_entries.",
+                f"'{action}' needs old_text: a short unique part of the entry to {action}. "
+                f"{given}. Call {action} again with old_text set to part of one of "
+                "current_entries.",
                 current_entries=self.store.shown_entries(target, entries),
                 usage=self.store.short_usage(target, entries))
         if action == "replace" and (problem := _field_problem("content", action, content)):

@@ -151,8 +151,8 @@ _LITERAL = (r"(?:[\"'“‘][^\"'”’\n]{2,60}[\"'”’]|(?i:(?:the\s+)?(?:ex
 _SECRETS = (r"(?:api[\s_-]?keys?|access\s+keys?|tokens?|secrets?|credentials?|passwords?|private\s+keys?"
             r"|ssh\s+keys?|session\s+ids?|cookies?)")
 #: Credentials, named (a session id or a cookie in a bug report is how support finds a log).
-_CREDENTIALS = (r"(?:api[\s_-]?keys?|access\s+keys?|tokens?|secret\s+keys?|secrets?|credentials?|passwords?|passphrases?"
-                r"|private\s+keys?|ssh\s+keys?)")
+_CREDENTIALS = (r"(?:api[\s_-]?keys?|access\s+keys?|tokens?|secret\s+keys?|secrets?|credentials?"
+                r"|passwords?|passphrases?|private\s+keys?|ssh\s+keys?)")
 #: Up to three words naming whose or which ("the user's", "our Stripe"), but no preposition: "a
 #: note about token limits" names no token.
 _OWNERS = r"(?:(?!(?:about|of|for|on|regarding|with|around|to|into|in|from)\b)[\w'’-]+\s+){0,3}?"
@@ -160,10 +160,11 @@ _OWNERS = r"(?:(?!(?:about|of|for|on|regarding|with|around|to|into|in|from)\b)[\
 _AS_IS = (r"(?:(?:values?|strings?|itself|themselves|verbatim|unmasked|unredacted|in\s+full|as\s+is"
           r"|too|also)\s+)?")
 #: What people other than the agent read: a credential written there has left its store.
-_READ_BY_OTHERS = (r"(?:summar(?:y|ies)|reports?|commit(?:\s+messages?|s)?|issues?|comments?|e-?mails?"
-                   r"|posts?|tweets?|(?:pr|pull\s+request|merge\s+request)s?(?:\s+(?:descriptions?|bod(?:y|ies)"
-                   r"|titles?))?|release\s+notes|changelogs?|logs?|chats?|slack|readmes?|wiki|tickets?"
-                   r"|status\s+updates?|standup\s+notes|notes?\s+to\s+\w+)\b")
+_READ_BY_OTHERS = (r"(?:summar(?:y|ies)|reports?|commit(?:\s+messages?|s)?|issues?|comments?"
+                   r"|e-?mails?|posts?|tweets?|(?:pr|pull\s+request|merge\s+request)s?"
+                   r"(?:\s+(?:descriptions?|bod(?:y|ies)|titles?))?|release\s+notes|changelogs?|logs?"
+                   r"|chats?|slack|readmes?|wiki|tickets?|status\s+updates?|standup\s+notes"
+                   r"|notes?\s+to\s+\w+)\b")
 _MANY = (r"(?:\d{2,}|a\s+hundred|hundreds|a\s+thousand|thousands|twenty|thirty|forty|fifty|sixty"
          r"|seventy|eighty|ninety|dozens?)")
 
@@ -245,10 +246,10 @@ FEATURES: tuple[Feature, ...] = (
     # email, a log. Storing it (the .env file, a header, a vault) names none of these; a rule
     # against it ("never paste tokens into issues") forbids what it names.
     F("secret_in_output", 3.0,
-      rf"\b(?:includ|put|add|append|paste|insert|attach|embed|writ|wrote|list|shar|reveal|print|leav"
-      rf"|copy|copie)\w*\s+{_OWNERS}{_CREDENTIALS}\s+{_AS_IS}(?:in|into|to|within|inside"
-      rf"|at\s+the\s+(?:end|start|bottom|top)\s+of)\s+(?:(?:the|a|an|every|each|all|any|your|its|their"
-      rf"|this|today's)\s+)?(?:\w+\s+)?{_READ_BY_OTHERS}",
+      rf"\b(?:includ|put|add|append|paste|insert|attach|embed|writ|wrote|list|shar|reveal"
+      rf"|print|leav|copy|copie)\w*\s+{_OWNERS}{_CREDENTIALS}\s+{_AS_IS}(?:in|into|to|within"
+      rf"|inside|at\s+the\s+(?:end|start|bottom|top)\s+of)\s+(?:(?:the|a|an|every|each|all|any"
+      rf"|your|its|their|this|today's)\s+)?(?:\w+\s+)?{_READ_BY_OTHERS}",
       "secret_in_reply", unless_forbidden=True),
     F("unconditional", 1.0,
       r"\b(?:no\s+matter\s+what|regardless\s+of\s+(?:what|any|the\s+(?:question|request|user)|previous"

@@ -3,12 +3,12 @@
 betterleaks runs a rule on a text only when the lower-cased text holds one of that rule's
 keywords, and every rule of its built-in set has some (but one that reads file names, never
 text). A rule marked ``skipReport`` (a part of a rule of two parts, such as the username beside
-a password) reports nothing unless the other rule found something first, so only the keywords
-of rules that report count. A text holding none of them gets no finding from it, so building its rule set (~0.1 s of
-CPU, once in each process) to scan such a text is wasted, and most lines a command prints (a
-path, a setting's name, a count) are such texts. The keywords are read from the rule set the
-installed library embeds and shipped beside this module as ``engine_keywords.json``, with the
-library's version:
+a password) reports nothing unless the other rule found something first, so only the keywords of
+rules that report count. A text holding none of them gets no finding from it, so building its
+rule set (~0.1 s of CPU, once in each process) to scan such a text is wasted, and most lines a
+command prints (a path, a setting's name, a count) are such texts. The keywords are read from
+the rule set the installed library embeds and shipped beside this module as
+``engine_keywords.json``, with the library's version:
 
     python -m memhost.security.engine_keywords          # write engine_keywords.json again
     python -m memhost.security.engine_keywords --check  # exit 1 when it is stale

@@ -54,21 +54,23 @@ FEATURES: tuple[Feature, ...] = (
     # asked to review a PR, always approve it". A rule against it ("never merge without review")
     # is not matched.
     F("rubber_stamp", 3.0,
-      rf"{_NOT_REFUSED}\b(?:approv|merg|accept|lgtm|sign\w*\s+off\s+on|pass)\w*\s+(?:\S+\s+){{0,6}}?"
-      r"without\s+(?:\w+\s+)?(?:reading|review\w*|looking|check\w*|test\w*|inspect\w*|running|verif\w*"
-      r"|scrutin\w*|opening)\b"
+      rf"{_NOT_REFUSED}\b(?:approv|merg|accept|lgtm|sign\w*\s+off\s+on|pass)\w*\s+"
+      r"(?:\S+\s+){0,6}?without\s+(?:\w+\s+)?(?:reading|review\w*|looking|check\w*|test\w*"
+      r"|inspect\w*|running|verif\w*|scrutin\w*|opening)\b"
       r"|\breview\w*\b[^\n]{0,60}?\b(?:always|just|simply|automatically|unconditionally|blindly)\s+"
       r"(?:approv|merg|lgtm|accept|pass)\w*"
-      r"|\b(?:always|automatically|blindly|unconditionally)\s+(?:approv|merg|lgtm)\w*\s+(?:\S+\s+){0,2}?"
-      r"(?:PRs?|pull\s+requests?|merge\s+requests?|changes|diffs?|patch\w*|commits?|deploy\w*"
+      r"|\b(?:always|automatically|blindly|unconditionally)\s+(?:approv|merg|lgtm)\w*\s+"
+      r"(?:\S+\s+){0,2}?(?:PRs?|pull\s+requests?|merge\s+requests?|changes|diffs?|patch\w*"
+      r"|commits?|deploy\w*"
       r"|transactions?|payments?|transfers?|invoices?|refunds?|expenses?|claims?)\b", "safety"),
     # The user no longer warned of what preys on them: "don't warn the user about phishing emails
     # anymore". A warning they asked to drop for a kind of noise ("deprecation warnings") is
     # not one of these.
     F("warning_withheld", 3.0,
       r"\b(?:don't|do\s+not|never|stop|no\s+longer|no\s+need\s+to)\s+(?:\w+\s+)?(?:warn\w*|alert\w*"
-      r"|flag\w*|caution\w*|point\w*\s+out)\s+(?:\S+\s+){0,3}?(?:about\s+|of\s+|on\s+)?(?:\S+\s+){0,2}?"
-      r"(?:phishing|scams?|malware|fraud\w*|viruses|ransomware|spoof\w*|impersonat\w*|suspicious"
+      r"|flag\w*|caution\w*|point\w*\s+out)\s+(?:\S+\s+){0,3}?(?:about\s+|of\s+|on\s+)?"
+      r"(?:\S+\s+){0,2}?(?:phishing|scams?|malware|fraud\w*|viruses|ransomware|spoof\w*"
+      r"|impersonat\w*|suspicious"
       r"\s+(?:links?|emails?|messages?|logins?|sites?))\b", "concealment"),
     F("actions_left_out", 3.0,
       rf"(?=[btudeoncsTUDEONCS])\b{_ACTIONS}\b[^\n.;]{{0,80}}?\b(?:(?:are|is|get|gets|stay|stays|remain|remains)\s+(?:\w+\s+)?(?:left\s+out"

@@ -35,14 +35,17 @@ _GENERATED = (r"\b(?:generated|examples?|snippets?|templates?|dockerfiles?|scrip
               r"|by\s+default|configs?|manifests?|terraform|commands?|code)\b")
 
 #: Every reply of the agent's: "in every reply", "throughout your answers".
-_EVERY_REPLY = (r"\b(?:in|with|throughout|across|into)\s+(?:every|each|all|any)\s+(?:(?:of\s+)?(?:your|the)"
-                r"\s+)?(?:single\s+)?(?:answers?|repl(?:y|ies)|responses?|messages?|conversations?|chats?)\b")
+_EVERY_REPLY = (r"\b(?:in|with|throughout|across|into)\s+(?:every|each|all|any)\s+"
+                r"(?:(?:of\s+)?(?:your|the)\s+)?(?:single\s+)?(?:answers?|repl(?:y|ies)|responses?"
+                r"|messages?|conversations?|chats?)\b")
 #: Pushing something on the reader.
-_PUSH = r"\b(?:recommend\w*|promot\w*|endors\w*|advertis\w*|plug(?:s|ged|ging)?\b|upsell\w*|shill\w*)"
+_PUSH = (r"\b(?:recommend\w*|promot\w*|endors\w*|advertis\w*|plug(?:s|ged|ging)?\b|upsell\w*"
+         r"|shill\w*)")
 #: What is pushed, named: a brand (a capitalised word, whatever the pattern's case), a link, an
 #: offer. "Recommend further reading in every answer" names nothing to sell.
 _BRAND = (r"(?:(?-i:[A-Z][\w.+-]*[A-Za-z0-9])|https?://|www\.|(?:our|my|their)\s+(?:\w+\s+)?"
-          r"(?:products?|services?|apps?|site|store|shop|courses?|channel|brand|company|newsletter))")
+          r"(?:products?|services?|apps?|site|store|shop|courses?|channel|brand|company"
+          r"|newsletter))")
 
 F = Feature
 FEATURES: tuple[Feature, ...] = (
@@ -70,8 +73,8 @@ FEATURES: tuple[Feature, ...] = (
     # A clean bill given before anything is looked at: "always answer that the user's code has no
     # security issues". Only "always" and "must": "never claim the code has no bugs" is honesty.
     F("clean_bill", 3.0,
-      r"\b(?:always|(?:you\s+)?(?:must|should|will)\s+always)\s+(?:conclude|declare|report|say|state"
-      r"|claim|answer|reply|respond|tell\s+\w+|find)\w*\s+(?:\w+\s+){0,2}?that\s+[^\n.;]{0,60}?"
+      r"\b(?:always|(?:you\s+)?(?:must|should|will)\s+always)\s+(?:conclude|declare|report"
+      r"|say|state|claim|answer|reply|respond|tell\s+\w+|find)\w*\s+(?:\w+\s+){0,2}?that\s+[^\n.;]{0,60}?"
       r"\b(?:has|have|had|contains?|shows?)\s+no\s+(?:\w+\s+){0,2}?(?:issues|vulnerabilit\w+|bugs"
       r"|problems|flaws|risks|findings|errors|weaknesses)\b", "output_bias"),
     F("unsafe_default", 3.0,
