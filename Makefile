@@ -22,15 +22,20 @@ XDIST  ?= -n $(WORKERS) --dist loadgroup
 # otherwise the suite's first processes, starting together, each compile the same modules. A
 # fresh clone's first run took ~140 s of pytest (~122 s for a second run); compiled here, which
 # adds ~4 s, it takes ~130 s.
+# The venv is made without pip, and uv is put in it by the pip of $(PYTHON) (`pip --python`):
+# seeding a venv with its own pip took ~3 s of a fresh clone's bootstrap, and uv installs pip
+# into it anyway. Where that pip cannot (older than 22.3), the venv gets its own pip first.
 $(BIN)/python:
-	$(PYTHON) -m venv $(VENV)
+	$(PYTHON) -m venv --without-pip $(VENV)
 
 $(STAMP): pyproject.toml setup.py | $(BIN)/python
-	@if $(BIN)/python -m pip install -qq uv && \
+	@if { $(PYTHON) -m pip --python $(BIN)/python install -qq uv 2>/dev/null || \
+	      { $(BIN)/python -m ensurepip >/dev/null && $(BIN)/python -m pip install -qq uv; }; } && \
 	    $(BIN)/python -m uv pip install --quiet --compile-bytecode --python $(BIN)/python \
 	        --upgrade pip -e '.[test]'; \
 	then :; else \
 	    echo "make: installing with pip instead of uv"; \
+	    $(BIN)/python -m pip --version >/dev/null 2>&1 || $(BIN)/python -m ensurepip >/dev/null; \
 	    $(BIN)/python -m pip install --quiet --upgrade pip && \
 	    $(BIN)/python -m pip install --quiet -e '.[test]'; \
 	fi
