@@ -52,10 +52,14 @@ class CallThreads:
 
     def _start_all(self, threads: int) -> None:
         started = threading.Barrier(threads)
-        for _ in range(threads):
-            # Each task waits until all are running, so the pool has to start every thread.
-            self.executor.submit(started.wait, 5.0)
-        self.ready.set()
+        try:
+            for _ in range(threads):
+                # Each task waits until all are running, so the pool has to start every thread.
+                self.executor.submit(started.wait, 5.0)
+        except RuntimeError:  # closed before every thread was started: none is needed now
+            started.abort()  # and the ones started stop waiting for the rest
+        finally:
+            self.ready.set()
 
     async def run(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
         loop = asyncio.get_running_loop()

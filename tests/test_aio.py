@@ -193,3 +193,23 @@ def test_a_call_after_shutdown_says_so_and_shutting_down_again_is_harmless(home:
         assert "this AsyncMemoryHub is shut down" in await refused(user)
 
     asyncio.run(main())
+
+
+def test_threads_closed_before_they_all_started_leave_no_error() -> None:
+    # A hub closed right after it was made: its threads were still being started, on a thread
+    # of their own, which then raised "cannot schedule new futures after shutdown".
+    import threading
+
+    from memhost.aio import CallThreads
+
+    errors: list[BaseException | None] = []
+    hook = threading.excepthook
+    threading.excepthook = lambda args: errors.append(args.exc_value)
+    try:
+        for _ in range(20):
+            threads = CallThreads(8, "memhost-test")
+            threads.close()
+            assert threads.ready.wait(5)
+    finally:
+        threading.excepthook = hook
+    assert errors == []
