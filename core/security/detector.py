@@ -171,7 +171,7 @@ def keep_engine_answers_in(folder: Path | None) -> None:
     global _answers
     previous, _answers = _answers, (
         None if folder is None
-        else engine_answers.EngineAnswers(folder / engine_answers.FILENAME, version))
+        else engine_answers.EngineAnswers(folder, version))
     if previous is not None:
         previous.close()
 
