@@ -201,6 +201,8 @@ def canonical_entry(text: str) -> str:
 
 _KINDS = {bool: "true or false", int: "a number", float: "a number", list: "a list",
           dict: "an object"}
+#: What :func:`text_problem` says of a field that was not given, or given blank.
+REQUIRED = "is required"
 
 
 def text_problem(value: object) -> str | None:
@@ -208,7 +210,7 @@ def text_problem(value: object) -> str | None:
     string, not a list"); ``None`` when it can. A model that sends a number or a list for a
     field is told which it sent, not that the field is missing."""
     if isinstance(value, str):
-        return None if value.strip() else "is required"
+        return None if value.strip() else REQUIRED
     if value is None:
-        return "is required"
+        return REQUIRED
     return f"must be a string, not {_KINDS.get(type(value), type(value).__name__)}"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Protocol
 
-from memhost.builtin_providers.entries import text_problem
+from memhost.builtin_providers.entries import REQUIRED, text_problem
 from memhost.builtin_providers.store import FILENAMES, TARGETS, MemoryStore, Outcome
 
 TOOL_NAME = "memory"
@@ -200,8 +200,7 @@ class MemoryTool:
                 entries = self.store.entries(target)
             except Exception:
                 entries = []
-            given = "None was given" if old_text is None or isinstance(old_text, str) else \
-                f"It {problem}"
+            given = "None was given" if problem == REQUIRED else f"It {problem}"
             return _error(
                 f"'{action}' needs old_text: a short unique part of the entry to {action}. "
                 f"{given}. Call {action} again with old_text set to part of one of "
@@ -231,7 +230,7 @@ def _field_problem(name: str, action: str, value: Any) -> str | None:
     problem = text_problem(value)
     if problem is None:
         return None
-    if value is None or isinstance(value, str):
+    if problem == REQUIRED:
         return f"{name} {problem} for {action!r}"
     return f"{name} for {action!r} {problem}"
 
