@@ -29,7 +29,7 @@ except ImportError:  # pragma: no cover - Python < 3.11
     import sre_constants as c  # type: ignore[no-redef]
     import sre_parse as parser  # type: ignore[no-redef]
 
-import ahocorasick
+import ahocorasick_rs
 
 from memhost.security.anchors import fold
 
@@ -55,15 +55,12 @@ class Proof:
         # "Does this stretch hold an anchor?" is asked of every path the proof joins: a loop over
         # a feature's anchors (hundreds for a feature of many languages) was ~85% of the proof's
         # time; an Aho-Corasick automaton answers it in one pass over the stretch.
-        self._finder = ahocorasick.Automaton()
-        for anchor in self.anchors:
-            self._finder.add_word(anchor, anchor)
-        self._finder.make_automaton()
+        self._finder = ahocorasick_rs.AhoCorasick(self.anchors)
 
     # -- states ------------------------------------------------------------------------------
 
     def holds(self, text: str) -> bool:
-        return next(self._finder.iter(text), None) is not None
+        return bool(self._finder.find_matches_as_indexes(text))
 
     def exact(self, text: str) -> object:
         if self.holds(text):

@@ -119,10 +119,11 @@ _PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 
 
 @once
-def _gate() -> tuple[Any, bool]:
-    """An automaton of memhost's literals (valued OURS) and the engine's keywords (ENGINE), and
-    whether the keywords are the installed engine's (:mod:`engine_keywords`)."""
-    import ahocorasick
+def _gate() -> tuple[Any, list[int], bool]:
+    """An automaton of memhost's literals (valued OURS) and the engine's keywords (ENGINE), each
+    pattern's value by its index, and whether the keywords are the installed engine's
+    (:mod:`engine_keywords`)."""
+    import ahocorasick_rs
 
     from memhost.security import engine_keywords
 
@@ -130,11 +131,7 @@ def _gate() -> tuple[Any, bool]:
     words = dict.fromkeys(secret_rules.literals(), OURS)
     for word in keywords or ():
         words[word] = words.get(word, 0) | ENGINE
-    automaton = ahocorasick.Automaton()
-    for word, value in words.items():
-        automaton.add_word(word, value)
-    automaton.make_automaton()
-    return automaton, keywords is not None
+    return ahocorasick_rs.AhoCorasick(list(words)), list(words.values()), keywords is not None
 
 
 def _wanted(text: str, lowered: str) -> int:
@@ -145,10 +142,11 @@ def _wanted(text: str, lowered: str) -> int:
     escape it decodes; without a table of the installed engine's keywords, any text. And one of
     memhost's literals (which hold the generic rules' words) or a run of 16 token characters
     (every vendor format is that long)."""
-    automaton, keyed = _gate()
+    automaton, values, keyed = _gate()
     wanted = 0
-    for _, value in automaton.iter(lowered):
-        wanted |= value
+    # Overlapping matches: a keyword inside another ("pass" in "password") counts too.
+    for index, _, _ in automaton.find_matches_as_indexes(lowered, overlapping=True):
+        wanted |= values[index]
         if wanted == OURS | ENGINE:
             return wanted
     if keyed and not wanted & ENGINE and "\\" not in text and not (
