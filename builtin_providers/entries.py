@@ -196,7 +196,16 @@ def canonical_entry(text: str) -> str:
     # later replace/remove on this file refuse.
     if "\x00" in entry:
         raise ValueError("content holds a NUL character; remove it and retry")
+    # Half of a character (JSON's "\ud83d" without its pair decodes to one): no UTF-8 file can
+    # hold it, so the write could not be saved.
+    if (half := _SURROGATE.search(entry)) is not None:
+        raise ValueError(f"content holds U+{ord(half.group()):04X}, half of a character (a lone "
+                         "surrogate), which the memory file cannot hold; send the whole "
+                         "character, or leave it out, and retry")
     return entry
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 _KINDS = {bool: "true or false", int: "a number", float: "a number", list: "a list",

@@ -196,3 +196,19 @@ def test_naming_a_database_does_not_send_a_text_to_the_engine(text: str) -> None
     from memhost.security import detector
 
     assert not detector._candidate(text)
+
+
+def test_a_text_holding_half_a_character_is_read_like_any_other() -> None:
+    """A lone surrogate (JSON's "\\ud800" decodes to one) cannot be written as UTF-8, which the
+    engine and the keyword automatons read: the text is still scanned, its secret masked, and
+    the surrogate kept."""
+    from memhost.security import detector, secret_rules
+
+    token = "ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    for text in ("password=hunter2hunter2 \ud800 and more", f"\udcff token {token}"):
+        secret = "hunter2hunter2" if "hunter2" in text else token
+        assert detector.scan(text) == {secret}
+        masked = redact(text)
+        assert secret not in masked and MASK in masked
+        assert ("\ud800" in masked) or ("\udcff" in masked)
+        assert secret_rules.has_literal(text.lower())

@@ -24,6 +24,7 @@ from typing import Any
 
 from memhost.once import once
 from memhost.security import features
+from memhost.security.text import literal_matches
 
 
 @once
@@ -58,6 +59,6 @@ def present(text: str) -> set[str]:
     """The anchor literals ``text`` holds, case-folded as ``re`` folds case."""
     automaton, originals = _anchor_finder()
     found: set[str] = set()
-    for index, _, _ in automaton.find_matches_as_indexes(fold(text), overlapping=True):
+    for index, _, _ in literal_matches(automaton, fold(text), overlapping=True):
         found |= originals[index]
     return found

@@ -27,6 +27,7 @@ from typing import Any
 from memhost.errors import MemhostError
 from memhost.once import once
 from memhost.security import engine_answers, secret_rules
+from memhost.security.text import encodable, literal_matches
 
 _CACHE_SIZE = 1024
 _CACHED_CHARS = 64 * 1024
@@ -145,7 +146,7 @@ def _wanted(text: str, lowered: str) -> int:
     automaton, values, keyed = _gate()
     wanted = 0
     # Overlapping matches: a keyword inside another ("pass" in "password") counts too.
-    for index, _, _ in automaton.find_matches_as_indexes(lowered, overlapping=True):
+    for index, _, _ in literal_matches(automaton, lowered, overlapping=True):
         wanted |= values[index]
         if wanted == OURS | ENGINE:
             return wanted
@@ -203,7 +204,9 @@ def scan(text: str) -> frozenset[str]:
 def _engine_values(text: str) -> frozenset[str]:
     """The values the engine reports in ``text``, as they appear in it."""
     found = set()
-    for finding in _load().scan_string(text):
+    # The engine reads UTF-8: a lone surrogate is given to it as U+FFFD (a value holding one is
+    # then not found in the text, and a secret value holds none).
+    for finding in _load().scan_string(encodable(text)):
         value = (finding.secret or "").strip()
         # A finding inside decoded base64 is not in the text; masking works on the text.
         if len(value) >= 3 and value in text and not secret_rules.placeholder(value):

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from memhost.once import once
+from memhost.security.text import literal_matches
 
 _VALUE = r"""(?P<secret>'[^'\n]{3,}'|"[^"\n]{3,}"|[^\s'"`]{3,})"""
 _CRED = r"(?:password|passwd|pwd|passphrase|secret|token|api[_-]?key|access[_-]?key|auth(?!or))"
@@ -280,7 +281,7 @@ def has_literal(lowered: str) -> bool:
     """Whether the lower-cased text holds a literal of any rule: one pass of an Aho–Corasick
     automaton over the text (``ahocorasick-rs``, which the risk scorer's anchors use too), about
     half the cost of searching it once per literal, on every turn text redaction reads."""
-    return bool(_literal_automaton().find_matches_as_indexes(lowered))
+    return bool(literal_matches(_literal_automaton(), lowered))
 
 
 @once

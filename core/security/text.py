@@ -12,7 +12,8 @@ Scanners and detectors look at :func:`strip_invisible` of a text; a person is sh
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import re
+from typing import TYPE_CHECKING, Any
 
 from memhost.once import once
 
@@ -54,3 +55,24 @@ def reveal_invisible(text: str) -> str:
     if text.isascii():
         return text
     return _invisible().sub(_notation, text)
+
+
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def encodable(text: str) -> str:
+    """``text`` with U+FFFD in place of each lone surrogate, for a reader of UTF-8 (the secret
+    detector's engine, the literal automatons), which cannot be given one. Python strings can
+    hold them, and a tool call or a turn can carry one (JSON's ``"\\ud800"`` decodes to one).
+    The length and every other character stay as they are."""
+    return _SURROGATES.sub("\ufffd", text)
+
+
+def literal_matches(automaton: Any, text: str, *, overlapping: bool = False) -> list[Any]:
+    """The matches of an ``ahocorasick_rs.AhoCorasick`` in ``text``: (pattern index, start,
+    end). A text holding a lone surrogate is read as :func:`encodable` writes it: no literal
+    holds a surrogate or U+FFFD, so no match is gained or lost."""
+    try:
+        return automaton.find_matches_as_indexes(text, overlapping=overlapping)
+    except UnicodeEncodeError:
+        return automaton.find_matches_as_indexes(encodable(text), overlapping=overlapping)
