@@ -225,7 +225,13 @@ def atomic_write_text(path: Path, text: str, *, follow_symlink: bool = False) ->
 
 
 def atomic_write_json(path: Path, data: Any) -> None:
-    atomic_write_text(path, json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
+    """``data`` as readable JSON, or escaped where a string holds a lone surrogate (``\\udcff``,
+    which UTF-8 cannot write), so that it still reads back exactly."""
+    try:
+        encoded = (json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n").encode()
+    except UnicodeEncodeError:
+        encoded = (json.dumps(data, indent=2, sort_keys=True) + "\n").encode("ascii")
+    atomic_write_bytes(path, encoded)
 
 
 def write_all(fd: int, data: bytes) -> None:

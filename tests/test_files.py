@@ -181,3 +181,15 @@ def test_a_temp_file_names_whether_its_writer_runs() -> None:
     assert files.temp_writer_gone(dead) and not files.temp_writer_alive(dead)
     for name in (elsewhere, unnamed):  # nothing can be said of these
         assert not files.temp_writer_alive(name) and not files.temp_writer_gone(name)
+
+
+def test_a_json_document_holding_half_a_character_reads_back_exactly(tmp_path: Path) -> None:
+    import json
+
+    from memhost.files import atomic_write_json
+
+    data = {"text": "fine \udcff reply", "plain": "ünïcode"}
+    atomic_write_json(tmp_path / "doc.json", data)
+    assert json.loads((tmp_path / "doc.json").read_text(encoding="ascii")) == data
+    atomic_write_json(tmp_path / "plain.json", {"plain": "ünïcode"})
+    assert "ünïcode" in (tmp_path / "plain.json").read_text(encoding="utf-8")  # kept readable

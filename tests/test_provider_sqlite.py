@@ -495,3 +495,20 @@ def test_memhost_recall_stats_without_a_database_says_so(home: Path,
     assert main(["--home", str(home), "recall", "stats"]) == 1
     assert "no recall database" in capsys.readouterr().err
     assert not (home / "recall.db").exists()
+
+
+def test_a_turn_holding_half_a_character_is_stored_and_nothing_stays_in_the_outbox(
+        home: Path) -> None:
+    """A lone surrogate (JSON's "\\ud800" decodes to one) cannot be written to SQLite: the turn
+    reaches the provider with U+FFFD in its place, is stored and found, and shutdown drains."""
+    configure(home, "sqlite")
+    made = manager(home)
+    turn(made, "the zqfrob service \ud800 listens on 9000", "noted \udcff: zqfrob on 9000")
+    assert made.flush(10)
+    found = search(made, "zqfrob \udc80")
+    assert found["count"] == 2, found
+    assert {r["text"] for r in found["results"]} == {
+        "the zqfrob service \ufffd listens on 9000", "noted \ufffd: zqfrob on 9000"}
+    assert provider_errors(made) == {}
+    report = made.shutdown()
+    assert report.status == "drained" and report.kept_in_outbox == 0, report

@@ -5,8 +5,10 @@ dicts and lists) goes through :func:`redact`. It masks what the secret detector 
 values this process knows to be secrets whatever they look like (a provider's password read from
 ``.env``: :func:`memhost.security.masking.remember` hands them over, :func:`mask_values`). A value
 masked anywhere in one hand-off is masked everywhere in it, so a key first seen in a tool result
-is also caught where the model later repeats it bare. The caller's objects are never mutated;
-unchanged values come back as the same objects.
+is also caught where the model later repeats it bare. Half a character (a lone surrogate: JSON's
+``"\\ud800"`` decodes to one) leaves as U+FFFD: no UTF-8 database, file or wire can carry it, and
+a provider handed one failed its write, which then came back from the outbox at every start. The
+caller's objects are never mutated; unchanged values come back as the same objects.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from functools import lru_cache
 from typing import Any, TypeVar
 
 from memhost.security import detector
+from memhost.security.text import encodable
 
 MASK = "[redacted]"
 
@@ -80,7 +83,7 @@ def _mask_text(text: str, secrets: list[str]) -> str:
     for secret in secrets:
         if secret in text:
             text = text.replace(secret, MASK)
-    return text
+    return encodable(text)  # after masking: a value may hold the surrogate itself
 
 
 def _rebuild(value: Any, secrets: list[str]) -> Any:
@@ -163,7 +166,7 @@ def redact(value: T) -> T:
         if known:
             secrets.update(value for value in known if value in text)
     secrets.discard(MASK)
-    if not secrets:
+    if not secrets and all(encodable(text) is text for text in texts):
         return value
     # Longest first, so a secret that contains a shorter one is masked whole.
     ordered = sorted((s for s in secrets if len(s) >= MIN_MASKED), key=len, reverse=True)

@@ -62,9 +62,12 @@ _SURROGATES = re.compile("[\ud800-\udfff]")
 
 def encodable(text: str) -> str:
     """``text`` with U+FFFD in place of each lone surrogate, for a reader of UTF-8 (the secret
-    detector's engine, the literal automatons), which cannot be given one. Python strings can
-    hold them, and a tool call or a turn can carry one (JSON's ``"\\ud800"`` decodes to one).
-    The length and every other character stay as they are."""
+    detector's engine, the literal automatons, a provider's database), which cannot be given
+    one. Python strings can hold them, and a tool call or a turn can carry one (JSON's
+    ``"\\ud800"`` decodes to one). The length and every other character stay as they are; a
+    text without one comes back as the same object."""
+    if text.isascii() or _SURROGATES.search(text) is None:
+        return text
     return _SURROGATES.sub("\ufffd", text)
 
 
