@@ -8,6 +8,10 @@ so it follows the Unicode version that package ships instead of a list kept by h
 
 Scanners and detectors look at :func:`strip_invisible` of a text; a person is shown
 :func:`reveal_invisible`, where each hidden character is written out in ``\\u200b`` notation.
+
+And half characters (lone surrogates), which a Python string can hold but UTF-8 cannot write:
+:func:`encodable` gives a reader of UTF-8 the text with U+FFFD in their place, and
+:func:`literal_matches` runs the literal automatons over such a text.
 """
 
 from __future__ import annotations
