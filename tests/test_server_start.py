@@ -87,15 +87,16 @@ INITIALIZE = {"protocolVersion": "2025-06-18", "capabilities": {},
               "clientInfo": {"name": "raw-test", "version": "1"}}
 
 
-def raw_session(home: Path) -> tuple[list[str], str]:
-    """Drive ``memhost mcp`` over raw pipes: initialize, list tools, call recall; every line
-    the server wrote to stdout, and its stderr."""
+def raw_session(home: Path, *calls: bytes) -> tuple[list[str], str]:
+    """Drive ``memhost mcp`` over raw pipes: initialize, then ``calls`` (ids 2 and on; by
+    default list tools, call recall); every line the server wrote to stdout, and its stderr."""
     assert SCRIPT
     env = {**os.environ, "MEMHOST_HOME": str(home), "MEMHOST_DISABLE_ENTRYPOINTS": "1"}
+    calls = calls or (request(2, "tools/list"),
+                      request(3, "tools/call", {"name": "recall", "arguments": {"query": "bees?"}}))
+    last = f'"id":{len(calls) + 1}'
     messages = (request(1, "initialize", INITIALIZE)
-                + b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n'
-                + request(2, "tools/list")
-                + request(3, "tools/call", {"name": "recall", "arguments": {"query": "bees?"}}))
+                + b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n' + b"".join(calls))
     errlog = home / "mcp-stderr.log"
     with open(errlog, "wb") as err:
         process = subprocess.Popen([SCRIPT, "mcp"], stdin=subprocess.PIPE,
@@ -105,7 +106,7 @@ def raw_session(home: Path) -> tuple[list[str], str]:
     process.stdin.flush()
     lines: list[str] = []
     try:
-        while not any('"id":3' in line.replace(" ", "") for line in lines):
+        while not any(last in line.replace(" ", "") for line in lines):
             line = process.stdout.readline()
             if not line:
                 break
@@ -131,6 +132,36 @@ def test_stdout_carries_only_json_rpc_whatever_the_provider_prints(home: Path) -
                  "noisy: checking availability", "noisy: more from check_available",
                  "noisy: initialize", "noisy: prefetch"):
         assert said in stderr
+
+
+def test_a_request_holding_half_a_character_is_answered(home: Path) -> None:
+    """JSON allows the escape of a lone surrogate, and Python's encoder writes one; the SDK's
+    parser refuses such a message and drops it unanswered. memhost reads it with U+FFFD in its
+    place, as it reads bytes on the wire that are not UTF-8, so the client gets its answer."""
+    add = request(2, "tools/call", {"name": "memory", "arguments": {
+        "action": "add", "target": "memory", "content": "tea \ud800 every morning"}})
+    assert b"\\ud800" in add  # the escape, as json.dumps writes it
+    lines, stderr = raw_session(home, add, request(3, "tools/list"))
+    replies = {reply.get("id"): reply for reply in map(json.loads, lines)}
+    assert 2 in replies and 3 in replies, stderr
+    assert json.loads(replies[2]["result"]["content"][0]["text"])["success"], replies[2]
+    memory = (home / "memories" / "MEMORY.md").read_text(encoding="utf-8")
+    assert memory == "tea \ufffd every morning"
+
+
+@pytest.mark.parametrize("raw, read", [
+    (r'"tea \ud800 x"', "tea \ufffd x"),
+    (r'"low \udc00"', "low \ufffd"),
+    (r'"pair \ud83d\ude00 kept"', "pair \U0001f600 kept"),
+    (r'"an escaped backslash \\ud800 is text"', "an escaped backslash \\ud800 is text"),
+    (r'"after one \\\ud800"', "after one \\\ufffd"),
+    (r'"reversed \ude00\ud83d"', "reversed \ufffd\ufffd"),
+    (r'"plain \u00e9"', "plain \u00e9"),
+])
+def test_sound_line_writes_only_lone_surrogate_escapes_anew(raw: str, read: str) -> None:
+    from memhost.mcp.stdio import sound_line
+
+    assert json.loads(sound_line(raw)) == read
 
 
 def test_the_sdk_client_works_with_a_noisy_provider(home: Path, tmp_path: Path) -> None:

@@ -41,6 +41,7 @@ from memhost.mcp.catalog import (INSTRUCTIONS, RECALL_SCHEMA, RECALL_TOOL, SNAPS
 from memhost.mcp.serving import (HTTP_HOST, HTTP_PATH, TOKEN_ENV, http_token, serve_http,
                                  serve_stdio)
 from memhost.mcp.session import MemorySession
+from memhost.mcp.stdio import SoundLines
 
 log = logging.getLogger("memhost.mcp")
 
@@ -195,7 +196,9 @@ class MemoryMcpServer:
         client closes it or a signal comes."""
         stdin = anyio.wrap_file(io.TextIOWrapper(wire_in, encoding="utf-8", errors="replace"))
         stdout = anyio.wrap_file(io.TextIOWrapper(wire_out, encoding="utf-8"))
-        async with stdio_server(stdin, stdout) as (read_stream, write_stream):
+        # stdio_server only iterates over stdin's lines; see stdio.sound_line for why each is read
+        # through it.
+        async with stdio_server(SoundLines(stdin), stdout) as (read_stream, write_stream):
             async with anyio.create_task_group() as tasks:
                 serving = anyio.CancelScope()
                 tasks.start_soon(_stop_on_signal, serving)

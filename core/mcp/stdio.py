@@ -15,8 +15,9 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 import sys
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 
 def claim() -> tuple[BinaryIO, BinaryIO]:
@@ -34,3 +35,41 @@ def claim() -> tuple[BinaryIO, BinaryIO]:
         os.close(null)
     return (io.open(wire_in, "rb", closefd=True),  # noqa: SIM115
             io.open(wire_out, "wb", closefd=True))  # noqa: SIM115
+
+
+# A JSON escape of a surrogate: a pair (kept) or a lone half, after an even run of backslashes
+# (an odd one would make the escape's own backslash a literal one).
+_SURROGATE_ESCAPE = re.compile(
+    r"(?<!\\)((?:\\\\)*)(\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+    r"|\\u[dD][89a-fA-F][0-9a-fA-F]{2})")
+
+
+def sound_line(line: str) -> str:
+    """``line`` with each JSON escape of half a character (``\\ud800`` without its pair) written
+    as ``\\ufffd``, as the wire's bytes that are not UTF-8 are read.
+
+    JSON allows such an escape and Python's encoder writes one for a lone surrogate, but the MCP
+    SDK's parser refuses the whole message, and the SDK then drops it without an answer: the
+    client would wait for ever. Read this way the request is answered (the memory tool refuses
+    an entry holding U+FFFD like any other text it refuses, or stores it)."""
+    if "\\u" not in line or _LONE_HINT.search(line) is None:
+        return line
+    return _SURROGATE_ESCAPE.sub(
+        lambda m: m.group(0) if len(m.group(2)) == 12 else m.group(1) + "\\ufffd", line)
+
+
+_LONE_HINT = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+class SoundLines:
+    """An async iterator of an async text file's lines, each through :func:`sound_line`."""
+
+    def __init__(self, lines: Any) -> None:
+        self._lines = lines
+
+    def __aiter__(self) -> SoundLines:
+        self._iterator = self._lines.__aiter__()
+        return self
+
+    async def __anext__(self) -> str:
+        return sound_line(await self._iterator.__anext__())
