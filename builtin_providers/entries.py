@@ -12,6 +12,8 @@ import re
 from collections import OrderedDict
 from collections.abc import Collection, Iterable
 
+from memhost.security.text import half_character
+
 #: The two stores: ``memory`` (the agent's notes) and ``user`` (who the user is), and their files.
 TARGETS = ("memory", "user")
 FILENAMES = {"memory": "MEMORY.md", "user": "USER.md"}
@@ -198,14 +200,11 @@ def canonical_entry(text: str) -> str:
         raise ValueError("content holds a NUL character; remove it and retry")
     # Half of a character (JSON's "\ud83d" without its pair decodes to one): no UTF-8 file can
     # hold it, so the write could not be saved.
-    if (half := _SURROGATE.search(entry)) is not None:
-        raise ValueError(f"content holds U+{ord(half.group()):04X}, half of a character (a lone "
+    if (half := half_character(entry)) is not None:
+        raise ValueError(f"content holds U+{ord(half):04X}, half of a character (a lone "
                          "surrogate), which the memory file cannot hold; send the whole "
                          "character, or leave it out, and retry")
     return entry
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 _KINDS = {bool: "true or false", int: "a number", float: "a number", list: "a list",

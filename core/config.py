@@ -22,6 +22,7 @@ from tomlkit.exceptions import TOMLKitError
 from memhost.errors import ConfigError
 from memhost.files import atomic_write_text, locked, refuse_shared_dir
 from memhost.home import config_path
+from memhost.security.text import NOT_TEXT, half_character
 
 _STRICT = ConfigDict(extra="forbid", strict=True, frozen=True)
 
@@ -310,5 +311,8 @@ def update_config(home: Path, changes: dict[tuple[str, ...], Any]) -> Config:
                                              for c in changes)]
         if new:
             raise ConfigError("\n".join(new))
+        unwritable = [where for where, value in changes.items() if half_character(value)]
+        if unwritable:  # config.toml is UTF-8
+            raise ConfigError("\n".join(f"{'.'.join(where)}: {NOT_TEXT}" for where in unwritable))
         atomic_write_text(path, tomlkit.dumps(document))
     return config

@@ -16,6 +16,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from memhost.schema.model import ConfigField, ProviderConfigSchema, is_multiple, same_value
+from memhost.security.text import NOT_TEXT, half_character
 
 TRUE = frozenset({"true", "yes", "on", "1"})
 FALSE = frozenset({"false", "no", "off", "0"})
@@ -29,6 +30,8 @@ def is_blank(value: Any) -> bool:
 
 def coerce(item: ConfigField, raw: Any) -> Any:
     """The typed value of ``raw`` for ``item`` (which must not be blank)."""
+    if half_character(raw) is not None:  # config.toml and .env are UTF-8
+        raise ValueError(NOT_TEXT)
     kind = item.kind
     if kind == "text":
         if not isinstance(raw, str):

@@ -103,6 +103,9 @@ def test_set_bool_and_string(home: Path, env: dict[str, str]) -> None:
     (("set", "memory.nudge_interval"), "give a value"),
     (("set", "memory.provider", "nosuchprovider"), "no memory provider is named"),
     (("unset", "memory.bogus"), "unknown key"),
+    # A byte that is not UTF-8 in an argument reaches sys.argv as a lone surrogate.
+    (("set", "review.base_url", "http://x\udcff"), "not UTF-8"),
+    (("set", "memory.reserved_tools", '["a\udcff"]'), "not UTF-8"),
 ])
 def test_bad_set_is_refused_and_file_unchanged(home: Path, env: dict[str, str], args: tuple,
                                                message: str) -> None:
@@ -194,6 +197,15 @@ def test_provider_fields_set_get_unset(home: Path, env: dict[str, str]) -> None:
     result = run(env, "unset", "providers.demo.top_k")
     assert result.returncode == 0 and "5 (default)" in result.stdout
     assert run(env, "get", "providers.demo.top_k").stdout == "5\n"
+
+
+def test_a_provider_field_that_is_not_text_is_refused_and_nothing_saved(
+        home: Path, env: dict[str, str]) -> None:
+    add_provider(home)
+    result = run(env, "set", "providers.demo.mode", "lo\udcffcal")
+    assert result.returncode == 2 and "mode: holds a byte that is not UTF-8" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (home / "config.toml").exists()
 
 
 def test_provider_field_set_keeps_comments(home: Path, env: dict[str, str]) -> None:

@@ -10,8 +10,9 @@ Scanners and detectors look at :func:`strip_invisible` of a text; a person is sh
 :func:`reveal_invisible`, where each hidden character is written out in ``\\u200b`` notation.
 
 And half characters (lone surrogates), which a Python string can hold but UTF-8 cannot write:
-:func:`encodable` gives a reader of UTF-8 the text with U+FFFD in their place, and
-:func:`literal_matches` runs the literal automatons over such a text.
+:func:`half_character` finds one (what cannot be stored is refused), :func:`encodable` gives a
+reader of UTF-8 the text with U+FFFD in their place, and :func:`literal_matches` runs the
+literal automatons over such a text.
 """
 
 from __future__ import annotations
@@ -62,6 +63,23 @@ def reveal_invisible(text: str) -> str:
 
 
 _SURROGATES = re.compile("[\ud800-\udfff]")
+#: What is said of a setting that holds one.
+NOT_TEXT = ("holds a byte that is not UTF-8 (as a terminal passes one on) or half a character, "
+            "which is not text; enter the value again as UTF-8 text")
+
+
+def half_character(value: Any) -> str | None:
+    """The first lone surrogate in ``value`` (a string, or one inside lists, tuples and dicts,
+    keys included), or None: what no UTF-8 file can hold. ``sys.argv`` holds one for each byte
+    of an argument that is not UTF-8, and JSON's ``"\\ud800"`` decodes to one."""
+    if isinstance(value, str):
+        found = None if value.isascii() else _SURROGATES.search(value)
+        return found.group() if found else None
+    if isinstance(value, dict):
+        value = [*value.keys(), *value.values()]
+    if isinstance(value, (list, tuple)):
+        return next((half for item in value if (half := half_character(item)) is not None), None)
+    return None
 
 
 def encodable(text: str) -> str:
