@@ -99,6 +99,24 @@ def test_import_reads_chats_and_turns_once(recall_home: Path, chats: Path, tmp_p
     assert [h["text"] for h in garden] == ["Use a shade cloth.", "The tomatoes need shade."]
 
 
+def test_an_imported_file_reaches_the_store_with_its_secrets_masked(
+        recall_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """What a file holds goes to the provider's store as a live turn does: a token masked (the
+    store itself is read here, not a listing, which masks on its own), half a character read as
+    U+FFFD, and the file imported twice still stored once."""
+    import sqlite3
+
+    token = "ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    path = tmp_path / "turns.jsonl"
+    path.write_text(json.dumps({"user": f"my token is {token}, keep it",
+                                "assistant": "noted \udcff ok"}) + "\n", encoding="utf-8")
+    assert as_json(recall_home, capsys, "import", str(path))["added"] == 2
+    assert as_json(recall_home, capsys, "import", str(path))["added"] == 0
+    with sqlite3.connect(recall_home / "recall.db") as conn:
+        bodies = sorted(row[0] for row in conn.execute("SELECT body FROM items"))
+    assert bodies == ["my token is [redacted], keep it", "noted \ufffd ok"]
+
+
 def test_a_file_that_is_no_chat_is_refused_with_its_line(recall_home: Path, tmp_path: Path,
                                                          capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "bad.jsonl"

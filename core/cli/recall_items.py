@@ -224,6 +224,7 @@ def do_import(args: argparse.Namespace, plugin: Any, store: Any) -> int:
     from tqdm import tqdm
 
     from memhost.recall import exchange
+    from memhost.security.redact import redact
 
     try:
         conversations = list(exchange.read(args.file))
@@ -234,7 +235,10 @@ def do_import(args: argparse.Namespace, plugin: Any, store: Any) -> int:
                disable=args.json or not sys.stderr.isatty(), file=sys.stderr)
     for conversation in bar:
         if conversation.items:
-            added += store.add_many(conversation.items)
+            # A file's turns reach the store as a live turn's do (docs/security.md, "Egress"):
+            # secrets masked, each conversation as one hand-off. The items' keys were made from
+            # the file's own text, so importing it again still stores nothing twice.
+            added += store.add_many(redact(conversation.items))
             total += len(conversation.items)
     summary = {"file": str(args.file), "conversations": len(conversations), "items": total,
                "added": added, "already_stored": total - added}
