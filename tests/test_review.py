@@ -139,6 +139,20 @@ def test_nothing_to_save_changes_nothing(home: Path, server: FakeLLM) -> None:
     assert "User's name is Dana." in server.log("review")[0].messages[0]["content"]
 
 
+def test_the_review_model_gets_the_conversation_with_its_secrets_masked(
+        home: Path, server: FakeLLM) -> None:
+    """The review model may be another party than the host's own: the transcript leaves as a
+    turn leaves for a provider."""
+    token = "ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    server.script(text_reply(NOTHING_TO_SAVE), queue="review")
+    host = start(home, server)
+    host.turn(f"Deploy with my token {token} please.", "Deployed.")
+    assert finish(host)["status"] == "nothing"
+    sent = json.dumps([r.body for r in server.log("review")])
+    assert token not in sent
+    assert "Deploy with my token [redacted] please." in sent
+
+
 def test_a_call_to_any_other_tool_is_refused_with_a_message(home: Path, server: FakeLLM) -> None:
     server.script(tools_reply(call("terminal", {"command": "rm -rf ~"}, "call_t")),
                   tools_reply(call("memory", {"action": "add", "target": "user",

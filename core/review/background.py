@@ -45,6 +45,7 @@ from memhost.review.outcome import ReviewResult, summarize
 from memhost.review.prompt import NOTHING_TO_SAVE, REVIEW_PROMPT, render_transcript
 from memhost.review.reviewloop import ORIGIN, THREAD_NAME, ReviewLoop, ReviewCancelled
 from memhost.review.reviewthread import _local, deny_on_review_thread, in_review_thread
+from memhost.security.redact import redact
 
 if TYPE_CHECKING:  # pragma: no cover
     from memhost.builtin_providers.store import MemoryStore
@@ -173,7 +174,10 @@ class Reviewer(ReviewLoop):
     def _run(self, transcript: str, result: ReviewResult, cancel: threading.Event) -> None:
         _local.active, _local.reviewer, _local.result = True, self, result
         try:
-            self._review(transcript, result, cancel)
+            # The review model may be another party than the host's own (docs/security.md,
+            # "Where it applies"): the transcript leaves with its secrets masked, as a turn
+            # leaves for a provider. Here, not on the host's thread that started the review.
+            self._review(redact(transcript), result, cancel)
         except ReviewCancelled:
             result.status = "cancelled"
             self.counts["cancelled"] += 1
