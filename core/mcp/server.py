@@ -41,7 +41,7 @@ from memhost.mcp.catalog import (INSTRUCTIONS, RECALL_SCHEMA, RECALL_TOOL, SNAPS
 from memhost.mcp.serving import (HTTP_HOST, HTTP_PATH, TOKEN_ENV, http_token, serve_http,
                                  serve_stdio)
 from memhost.mcp.session import MemorySession
-from memhost.mcp.stdio import SoundLines
+from memhost.mcp.stdio import sound_lines
 
 log = logging.getLogger("memhost.mcp")
 
@@ -198,7 +198,7 @@ class MemoryMcpServer:
         stdout = anyio.wrap_file(io.TextIOWrapper(wire_out, encoding="utf-8"))
         # stdio_server only iterates over stdin's lines; see stdio.sound_line for why each is read
         # through it.
-        async with stdio_server(SoundLines(stdin), stdout) as (read_stream, write_stream):
+        async with stdio_server(sound_lines(stdin), stdout) as (read_stream, write_stream):
             async with anyio.create_task_group() as tasks:
                 serving = anyio.CancelScope()
                 tasks.start_soon(_stop_on_signal, serving)

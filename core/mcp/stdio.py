@@ -17,7 +17,8 @@ import io
 import os
 import re
 import sys
-from typing import Any, BinaryIO
+from collections.abc import AsyncIterable, AsyncIterator
+from typing import BinaryIO
 
 
 def claim() -> tuple[BinaryIO, BinaryIO]:
@@ -44,32 +45,25 @@ _SURROGATE_ESCAPE = re.compile(
     r"|\\u[dD][89a-fA-F][0-9a-fA-F]{2})")
 
 
+#: Any escape of a surrogate at all: most lines hold none, and skip the full pattern.
+_SURROGATE_HINT = re.compile(r"\\u[dD][89a-fA-F]")
+
+
 def sound_line(line: str) -> str:
     """``line`` with each JSON escape of half a character (``\\ud800`` without its pair) written
     as ``\\ufffd``, as the wire's bytes that are not UTF-8 are read.
 
     JSON allows such an escape and Python's encoder writes one for a lone surrogate, but the MCP
     SDK's parser refuses the whole message, and the SDK then drops it without an answer: the
-    client would wait for ever. Read this way the request is answered (the memory tool refuses
-    an entry holding U+FFFD like any other text it refuses, or stores it)."""
-    if "\\u" not in line or _LONE_HINT.search(line) is None:
+    client would wait for ever. Read this way the request is answered, its text holding U+FFFD
+    where the half character was."""
+    if _SURROGATE_HINT.search(line) is None:
         return line
     return _SURROGATE_ESCAPE.sub(
         lambda m: m.group(0) if len(m.group(2)) == 12 else m.group(1) + "\\ufffd", line)
 
 
-_LONE_HINT = re.compile(r"\\u[dD][89a-fA-F]")
-
-
-class SoundLines:
-    """An async iterator of an async text file's lines, each through :func:`sound_line`."""
-
-    def __init__(self, lines: Any) -> None:
-        self._lines = lines
-
-    def __aiter__(self) -> SoundLines:
-        self._iterator = self._lines.__aiter__()
-        return self
-
-    async def __anext__(self) -> str:
-        return sound_line(await self._iterator.__anext__())
+async def sound_lines(lines: AsyncIterable[str]) -> AsyncIterator[str]:
+    """An async text file's lines, each through :func:`sound_line`."""
+    async for line in lines:
+        yield sound_line(line)

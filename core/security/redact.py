@@ -18,7 +18,7 @@ from functools import lru_cache
 from typing import Any, TypeVar
 
 from memhost.security import detector
-from memhost.security.text import encodable
+from memhost.security.text import encodable, half_character
 
 MASK = "[redacted]"
 
@@ -166,7 +166,7 @@ def redact(value: T) -> T:
         if known:
             secrets.update(value for value in known if value in text)
     secrets.discard(MASK)
-    if not secrets and all(encodable(text) is text for text in texts):
+    if not secrets and not any(map(half_character, texts)):
         return value
     # Longest first, so a secret that contains a shorter one is masked whole.
     ordered = sorted((s for s in secrets if len(s) >= MIN_MASKED), key=len, reverse=True)

@@ -88,7 +88,7 @@ def encodable(text: str) -> str:
     one. Python strings can hold them, and a tool call or a turn can carry one (JSON's
     ``"\\ud800"`` decodes to one). The length and every other character stay as they are; a
     text without one comes back as the same object."""
-    if text.isascii() or _SURROGATES.search(text) is None:
+    if half_character(text) is None:
         return text
     return _SURROGATES.sub("\ufffd", text)
 
