@@ -116,6 +116,35 @@ def test_the_embedder_settings_go_through_the_settings_service(home: Path,
         made.shutdown()
 
 
+def test_a_search_from_the_settings_page_or_the_cli_masks_its_query(
+        home: Path, server: FakeEmbeddings, capsys: pytest.CaptureFixture[str]) -> None:
+    """A secret pasted into a recall search reaches neither the embedding server nor the
+    answer: the query is masked as every other text handed to a provider is."""
+    from memhost.cli import main
+    from memhost.web.recall_api import recall_search
+    from memhost.web.request import Request
+
+    configure(home, "sqlite", {"embedder": "openai", "embedder_model": "fake-embed",
+                               "embedder_url": server.url, "embedder_key": "sk-test-embed"})
+    made = manager(home, "first")
+    try:
+        made.finish_turn(*CAR)
+        assert made.flush(30)
+    finally:
+        made.shutdown()
+    secret = "ghp_" + "R7xQ2mVb9LkP4sTz8WcN1yHd6FgJ3aEu5KoX"
+    query = f"Does the automobile need a service? token {secret}"
+    server.requests.clear()
+    answer = recall_search(Request(home, query={"query": query}))
+    assert answer["results"] and CAR[0] in answer["results"][0]["text"]
+    sent = json.dumps([request["body"] for request in server.requests])
+    assert "automobile" in sent, "the query was not embedded at all"
+    assert secret not in sent and secret not in json.dumps(answer)
+
+    assert main(["--home", str(home), "recall", "search", query, "--json"]) == 0
+    out = capsys.readouterr().out
+    assert secret not in out and json.loads(out)["count"] >= 1
+
 def test_bad_embedder_settings_say_what_to_set() -> None:
     with pytest.raises(embedding.EmbedderError, match="embedder_model"):
         embedding.from_settings({"embedder": "openai"})

@@ -124,9 +124,12 @@ def _hits(args: argparse.Namespace, hits: list[Any], empty: str) -> int:
 
 def do_search(args: argparse.Namespace, plugin: Any, store: Any) -> int:
     from memhost.recall import Filters
+    from memhost.security.redact import redact
 
     since, until = _window(args)
-    hits = store.search(args.query, limit=max(1, args.limit), filters=Filters(
+    # Masked as the turn's recall query is: the stored items are masked, and the query must
+    # not reach a shared database's statement log in clear.
+    hits = store.search(redact(args.query), limit=max(1, args.limit), filters=Filters(
         since=since, until=until), options=plugin.ranking())
     return _hits(args, hits, "nothing stored matches that")
 

@@ -35,9 +35,13 @@ def recall_search(request: Request) -> dict[str, Any]:
     from memhost.cli.recall_items import opened
     from memhost.errors import MemhostError, RetryableError
     from memhost.recall import Filters
+    from memhost.security.redact import redact
 
     name = _provider(request)
-    query = request.query.get("query", "").strip()
+    # Masked like every text handed to a provider: the query may reach an embedding server
+    # (semantic recall), and the answer echoes it. Stored items are masked too, so a secret
+    # typed here could never be found in clear anyway.
+    query = redact(request.query.get("query", "").strip())
     limit = _limit(request, 20)
     try:
         with opened(name, request.home, **_user(request)) as (plugin, store):
