@@ -12,7 +12,7 @@ import re
 from collections import OrderedDict
 from collections.abc import Collection, Iterable
 
-from memhost.security.text import half_character
+from memhost.security.text import half_character, half_described
 
 #: The two stores: ``memory`` (the agent's notes) and ``user`` (who the user is), and their files.
 TARGETS = ("memory", "user")
@@ -201,9 +201,9 @@ def canonical_entry(text: str) -> str:
     # Half of a character (JSON's "\ud83d" without its pair decodes to one): no UTF-8 file can
     # hold it, so the write could not be saved.
     if (half := half_character(entry)) is not None:
-        raise ValueError(f"content holds U+{ord(half):04X}, half of a character (a lone "
-                         "surrogate), which the memory file cannot hold; send the whole "
-                         "character, or leave it out, and retry")
+        raise ValueError(f"content holds {half_described(half)}, which the memory file "
+                         "cannot hold; send the text as UTF-8 (whole characters), or leave it "
+                         "out, and retry")
     return entry
 
 

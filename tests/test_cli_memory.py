@@ -209,6 +209,14 @@ def test_add_reads_the_entry_from_stdin(home: Path) -> None:
     assert MemoryStore(home).entries("memory") == ["Line one\nline two"]
 
 
+def test_a_byte_that_is_not_utf8_is_refused_by_name(home: Path) -> None:
+    # Text in another encoding (Latin-1's "é" is the byte 0xE9) reaches sys.argv as U+DCE9.
+    result = memhost(home, "memory", "add", "Caf\udce9 at nine")
+    assert result.returncode != 0
+    assert "a byte that is not UTF-8 (0xE9" in result.stderr, result.stderr
+    assert not memory_file(home).exists()
+
+
 def test_writes_to_a_disabled_store_are_refused_with_the_key(home: Path) -> None:
     update_config(home, {("memory", "memory_enabled"): False})
     result = memhost(home, "memory", "add", "anything", "--json")

@@ -82,6 +82,16 @@ def half_character(value: Any) -> str | None:
     return None
 
 
+def half_described(half: str) -> str:
+    """What :func:`half_character` found, in words: a byte that is not UTF-8 where it is one
+    (Python reads such a byte of an argument or a pipe as U+DC80–U+DCFF), else the code point."""
+    point = ord(half)
+    if 0xDC80 <= point <= 0xDCFF:
+        return (f"a byte that is not UTF-8 (0x{point - 0xDC00:02X}: text in another encoding, "
+                f"as a terminal or a pipe passes it on) or U+{point:04X}, half of a character")
+    return f"U+{point:04X}, half of a character (a lone surrogate)"
+
+
 def encodable(text: str) -> str:
     """``text`` with U+FFFD in place of each lone surrogate, for a reader of UTF-8 (the secret
     detector's engine, the literal automatons, a provider's database), which cannot be given
