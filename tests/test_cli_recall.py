@@ -126,6 +126,15 @@ def test_a_file_that_is_no_chat_is_refused_with_its_line(recall_home: Path, tmp_
     assert as_json(recall_home, capsys, "list")["count"] == 0  # nothing half-imported
 
 
+def test_a_file_in_another_encoding_is_refused_with_the_byte(
+        recall_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    latin = tmp_path / "latin.jsonl"
+    latin.write_bytes('{"user": "Café at nine?", "assistant": "Yes."}\n'.encode("latin-1"))
+    code, _, err = run(recall_home, capsys, "import", str(latin))
+    assert code == 2 and "latin.jsonl is not UTF-8 text (the byte 0xE9 at offset 13)" in err, err
+    assert "save it as UTF-8" in err
+
+
 def test_search_show_and_the_text_view(recall_home: Path, chats: Path,
                                        capsys: pytest.CaptureFixture[str]) -> None:
     as_json(recall_home, capsys, "import", str(chats))

@@ -183,7 +183,12 @@ def _from_object(data: Any, where: str, default_session: str) -> Conversation:
 
 def read(path: Path) -> Iterator[Conversation]:
     """The conversations of a file (JSONL, or one JSON document); errors name the line."""
-    text = path.read_text(encoding="utf-8-sig")
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        byte = exc.object[exc.start]
+        raise UnreadableFile(f"{path.name} is not UTF-8 text (the byte 0x{byte:02X} at offset "
+                             f"{exc.start:,}); save it as UTF-8 and import it again") from None
     stripped = text.lstrip()
     whole: Any = None
     if stripped.startswith("["):
