@@ -238,6 +238,51 @@ def test_a_waiter_is_handed_the_lock_by_the_kernel_not_by_a_poll(
     waiter.release()
 
 
+def test_waits_reuse_one_waiting_thread(tmp_path: Path) -> None:
+    """Each contended wait runs on a waiting thread; one that finished is kept and takes the
+    next wait, so a stream of contended writes does not start a thread for each."""
+    import _thread
+
+    path = tmp_path / "MEMORY.md.lock"
+    counts = []
+    for _ in range(5):
+        holder = _hold(path)
+        waiter = locking.FlockLock(str(path))
+        thread, outcome = _acquire_in_thread(waiter, 10)
+        time.sleep(0.05)  # the waiter is blocked in flock by now
+        os.close(holder)
+        thread.join(10)
+        assert "error" not in outcome and "at" in outcome, outcome
+        waiter.release()
+        deadline = time.monotonic() + 5
+        while not locking._IDLE and time.monotonic() < deadline:
+            time.sleep(0.01)  # the waiting thread goes back to the idle list after handing over
+        assert locking._IDLE, "no waiting thread was kept"
+        counts.append(_thread._count())
+    assert len(set(counts)) == 1, counts  # no thread started after the first wait
+
+
+def test_idle_waiting_threads_are_bounded(tmp_path: Path) -> None:
+    """Many waits at once start a thread each; once they are over, at most IDLE_WAITERS stay."""
+    paths = [tmp_path / f"f{i}.lock" for i in range(locking.IDLE_WAITERS + 3)]
+    holders = [_hold(path) for path in paths]
+    waiters = [locking.FlockLock(str(path)) for path in paths]
+    runs = [_acquire_in_thread(waiter, 10) for waiter in waiters]
+    time.sleep(0.1)
+    for fd in holders:
+        os.close(fd)
+    for thread, outcome in runs:
+        thread.join(10)
+        assert "error" not in outcome, outcome
+    for waiter in waiters:
+        waiter.release()
+    deadline = time.monotonic() + 5
+    while len(locking._IDLE) < locking.IDLE_WAITERS and time.monotonic() < deadline:
+        time.sleep(0.01)  # the waiting threads hand over, then go idle or end
+    time.sleep(0.1)
+    assert len(locking._IDLE) == locking.IDLE_WAITERS
+
+
 def test_filelock_is_imported_when_a_lock_needs_it_not_before(tmp_path: Path) -> None:
     """memhost.locking.Timeout is filelock's class, looked up on first use: a process that reads
     memory (a session start, a listing) never imports filelock (~11 ms); one whose lock times
