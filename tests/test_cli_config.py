@@ -266,6 +266,17 @@ def test_secret_from_stdin_never_shown(home: Path, env: dict[str, str]) -> None:
     assert "not set" in run(env, "show").stdout
 
 
+def test_a_dash_reads_the_secret_from_stdin(home: Path, env: dict[str, str]) -> None:
+    """``-`` means stdin, as in ``memhost memory add -``: the secret is read, never set to
+    "-"."""
+    add_provider(home)
+    result = run(env, "set", "providers.demo.api_key", "-", stdin=SECRET + "\n")
+    assert result.returncode == 0, result.stderr
+    assert f"DEMO_API_KEY={SECRET}" in (home / ".env").read_text().replace("'", "").replace(
+        '"', "")
+    assert SECRET not in result.stdout + result.stderr
+
+
 def test_secret_on_the_command_line_is_refused(home: Path, env: dict[str, str]) -> None:
     add_provider(home)
     result = run(env, "set", "providers.demo.api_key", SECRET)

@@ -49,12 +49,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     set_ = actions.add_parser(
         "set", help="change one setting",
-        description="Change one setting. For a provider's secret field leave VALUE out: it is "
-                    "prompted for without echo, or read as one line from stdin when stdin is not "
-                    "a terminal.")
+        description="Change one setting. For a provider's secret field leave VALUE out (or "
+                    "give '-'): it is prompted for without echo, or read as one line from stdin "
+                    "when stdin is not a terminal.")
     set_.add_argument("key", metavar="KEY")
     set_.add_argument("value", metavar="VALUE", nargs="?",
-                      help="the new value (not for secrets)")
+                      help="the new value (for a secret: left out, or '-')")
     set_.set_defaults(func=cmd_set)
 
     unset = actions.add_parser("unset", help="put a setting back to its default (a secret: "

@@ -98,12 +98,12 @@ def cmd_set(args: argparse.Namespace) -> int:
     _, name, key = parts
     service, described, item = _provider_field(home, name, key)
     if item["kind"] == "secret":
-        if args.value is not None:
+        if args.value not in (None, "-"):  # "-": read it, as `memhost memory add -` does
             _common.eprint(
                 f"memhost: error: {args.key} is a secret, and secrets are not taken on the "
                 "command line (they would stay in your shell history). Leave the value out to "
                 f"be prompted: `memhost config set {args.key}`, or pipe it in: "
-                f"`memhost config set {args.key} < file`. Nothing was changed.")
+                f"`memhost config set {args.key} - < file`. Nothing was changed.")
             return 2
         value = read_secret(f"{item['label']} for {name}")
         if not value.strip():
