@@ -249,14 +249,24 @@ class StreamScrubber:
         # nothing held, a chunk in which no "<" can begin the tag ("<b>", "a < b") can start
         # neither a span nor a partial tag. It is shown as is; only the boundary moves, and a
         # chunk ending in ink settles that without a scan.
-        if self._plain and chunk and (
-            "<" not in chunk or (chunk[-1] != "<" and _TAG_START_RE.search(chunk) is None)
-        ):
-            if chunk[-1].isspace():
-                self._saw(chunk)
-            else:
-                self._boundary = False
-            return chunk
+        if self._plain and chunk:
+            if "<" not in chunk or _TAG_START_RE.search(chunk) is None:
+                if chunk[-1] == "<":
+                    # Only that last "<" may begin a tag: held back until the next chunk says.
+                    shown = chunk[:-1]
+                    self._saw(shown)
+                    self._held, self._plain = "<", False
+                    return shown
+                if chunk[-1].isspace():
+                    self._saw(chunk)
+                else:
+                    self._boundary = False
+                return chunk
+        elif self._held == "<" and chunk and not self._in_span and chunk[0] not in "mM":
+            # The "<" held back was no tag after all: it is shown, and the chunk goes on as if
+            # nothing had been held.
+            self._held, self._plain, self._boundary = "", True, False
+            return "<" + self.feed(chunk)
         return self._feed_slow(chunk)
 
     def _feed_slow(self, chunk: str) -> str:
@@ -315,6 +325,10 @@ class StreamScrubber:
         already shown (or dropped with a span), so whether the first line starts at a boundary
         is ``_boundary``.
         """
+        if _TAG_START_RE.search(buf, pos) is None:
+            # Every tag starts with "<m": none here (a chunk that only ends in "<", or follows
+            # one, is most of the slow path's work), and one pass says so.
+            return -1, False
         found: list[tuple[int, bool]] = []
         match = _LEAD_OPEN_RE.match(buf, pos) if self._boundary else None
         if match is None:

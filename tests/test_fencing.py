@@ -251,6 +251,18 @@ def test_partial_tag_is_held_until_the_next_chunk_decides():
     assert scrubber.flush() == ""
 
 
+def test_a_chunk_ending_in_a_lone_angle_bracket_holds_only_that_bracket():
+    scrubber = StreamScrubber()
+
+    assert scrubber.feed("if a <") == "if a "
+    assert scrubber.feed(" b then") == "< b then"  # no tag after all: shown with what follows
+    assert scrubber.feed("\n<") == "\n"
+    assert scrubber.feed("memory-context>\nSECRET</memory-context>\nok") == "\nok"
+    assert scrubber.feed("x<") == "x"
+    assert scrubber.feed("<") == "<"  # the first "<" was no tag; the second may still be one
+    assert scrubber.flush() == "<"
+
+
 def test_held_partial_that_turns_out_to_be_prose_is_released():
     scrubber = StreamScrubber()
 
