@@ -12,8 +12,9 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
+
+from memhost import jsondoc
 
 
 class ToolCallShapeError(ValueError):
@@ -55,7 +56,7 @@ def parse_arguments(name: str, arguments: Any) -> dict[str, Any]:
     an empty dict; anything else raises :class:`ToolCallShapeError` saying what was wrong."""
     if isinstance(arguments, str):
         try:
-            arguments = json.loads(arguments) if arguments.strip() else {}
+            arguments = jsondoc.loads(arguments) if arguments.strip() else {}
         except ValueError as exc:
             raise ToolCallShapeError(f"The arguments for {name!r} are not valid JSON ({exc}).") from None
     if arguments is None:

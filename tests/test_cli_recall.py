@@ -126,6 +126,17 @@ def test_a_file_that_is_no_chat_is_refused_with_its_line(recall_home: Path, tmp_
     assert as_json(recall_home, capsys, "list")["count"] == 0  # nothing half-imported
 
 
+@pytest.mark.parametrize("text", ["[" * 100_000 + "]" * 100_000,
+                                  '{"user": ' + "[" * 100_000 + "]" * 100_000 + "}\n{}\n"],
+                         ids=["a document", "a line"])
+def test_a_file_nested_too_deeply_is_refused_as_not_json(
+        recall_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str) -> None:
+    deep = tmp_path / "deep.json"
+    deep.write_text(text, encoding="utf-8")
+    code, _, err = run(recall_home, capsys, "import", str(deep))
+    assert code == 2 and "not JSON (it nests too deeply)" in err, err
+
+
 def test_a_file_in_another_encoding_is_refused_with_the_byte(
         recall_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     latin = tmp_path / "latin.jsonl"

@@ -134,8 +134,12 @@ def test_call_tool_routes_memory_and_provider_tools(manager: MemoryManager, home
 @pytest.mark.parametrize("name, arguments, expected", [
     ("no_such_tool", {}, "No memory tool is named 'no_such_tool'"),
     ("recall_notes", "{not json", "not valid JSON"),
+    # Deeper than Python's parser can recurse: bad JSON too, not a RecursionError in the turn.
+    ("recall_notes", "[" * 100_000 + "]" * 100_000, "not valid JSON (it nests too deeply)"),
+    ("memory", '{"action": "add", "content": ' + "[" * 100_000, "nests too deeply"),
     ("recall_notes", "[1, 2]", "must be a JSON object"),
-])
+], ids=["unknown tool", "bad JSON", "nested too deeply", "memory tool, nested too deeply",
+       "not an object"])
 def test_call_tool_errors_are_json(manager: MemoryManager, name: str, arguments: Any,
                                    expected: str) -> None:
     rec = Recorder(tools=[tool("recall_notes")])

@@ -368,6 +368,9 @@ def test_a_write_that_is_not_json_is_refused(server: Server) -> None:
                      headers={"Content-Type": "application/json; charset=utf-8"})[0] == 200
     assert s.request("PUT", "/api/active", raw=b"{not json",
                      headers={"Content-Type": "application/json"})[0] == 400
+    # Nested deeper than Python's parser recurses: as bad, not an internal error.
+    assert s.request("PUT", "/api/active", raw=b"[" * 100_000 + b"]" * 100_000,
+                     headers={"Content-Type": "application/json"})[0] == 400
 
 
 # -- provider names ---------------------------------------------------------------------------------

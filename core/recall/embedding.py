@@ -24,6 +24,8 @@ from array import array
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from memhost import jsondoc
+
 log = logging.getLogger("memhost.recall")
 
 NONE, OPENAI, SENTENCE_TRANSFORMERS = "none", "openai", "sentence-transformers"
@@ -69,7 +71,8 @@ class OpenAIEmbeddings:
             try:
                 answer = self.client.post(self.url, json={"model": self.model, "input": chunk})
                 answer.raise_for_status()
-                data = sorted(answer.json()["data"], key=lambda d: d.get("index", 0))
+                data = sorted(jsondoc.loads(answer.content)["data"],
+                              key=lambda d: d.get("index", 0))
                 made = [[float(x) for x in d["embedding"]] for d in data]
             except self._status_error as exc:
                 raise EmbedderError(f"{self.url} answered {exc.response.status_code}") from None

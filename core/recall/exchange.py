@@ -21,13 +21,13 @@ file twice stores it once.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from memhost import jsondoc
 from memhost.recall.items import (
     ACTIVE,
     ASSISTANT,
@@ -192,11 +192,14 @@ def read(path: Path) -> Iterator[Conversation]:
     stripped = text.lstrip()
     whole: Any = None
     if stripped.startswith("["):
-        whole = json.loads(stripped)
+        try:
+            whole = jsondoc.loads(stripped)
+        except ValueError as exc:
+            raise UnreadableFile(f"{path.name}: not JSON ({jsondoc.reason(exc)})") from None
     elif stripped.startswith("{") and "\n{" not in stripped.strip():
         try:
-            whole = json.loads(stripped)
-        except json.JSONDecodeError:
+            whole = jsondoc.loads(stripped)
+        except ValueError:
             whole = None
     if whole is not None:
         units = whole if isinstance(whole, list) and whole and not (
@@ -208,9 +211,10 @@ def read(path: Path) -> Iterator[Conversation]:
         if not line.strip():
             continue
         try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise UnreadableFile(f"{path.name} line {number}: not JSON ({exc.msg})") from None
+            data = jsondoc.loads(line)
+        except ValueError as exc:
+            raise UnreadableFile(f"{path.name} line {number}: not JSON "
+                                 f"({jsondoc.reason(exc)})") from None
         yield _from_object(data, f"{path.name} line {number}", f"import:{path.stem}:{number}")
 
 

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memhost import jsondoc
 from memhost.review.llm import (
     MAX_RETRY_AFTER,
     RETRY_STATUSES,
@@ -203,7 +204,7 @@ class OpenAIChatModel:
         if response.status_code >= 400:
             self._raise_for(response.status_code, response.text, response.headers)
         try:
-            data = response.json()
+            data = jsondoc.loads(response.content)
         except ValueError:
             raise ModelError(f"The server at {self.url} did not answer with JSON (HTTP "
                              f"{response.status_code}: {_snippet(response.text)}). Is base_url "
@@ -224,7 +225,7 @@ class OpenAIChatModel:
                 # Some servers ignore "stream": true; take the whole answer at once.
                 response.read()
                 try:
-                    message = _parse_completion(response.json(), self.url)
+                    message = _parse_completion(jsondoc.loads(response.content), self.url)
                 except ValueError:
                     raise ModelError(f"The server at {self.url} did not answer with JSON or an "
                                      "event stream.", kind="protocol") from None

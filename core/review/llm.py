@@ -13,12 +13,12 @@ never appears in one.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
+from memhost import jsondoc
 from memhost.errors import MemhostError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -51,7 +51,7 @@ class ToolCall:
 
     def parsed_arguments(self) -> dict[str, Any]:
         """The arguments as a dict; raises ``ValueError`` when they are not a JSON object."""
-        value = json.loads(self.arguments) if self.arguments.strip() else {}
+        value = jsondoc.loads(self.arguments) if self.arguments.strip() else {}
         if not isinstance(value, dict):
             raise ValueError("the arguments are not a JSON object")
         return value

@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from memhost import jsondoc
 from memhost.review.llm import AssistantMessage, ModelError, ToolCall
 
 def _retry_after(headers: Any) -> float | None:
@@ -35,7 +36,7 @@ def _snippet(text: str, limit: int = 200) -> str:
 def _error_detail(text: str) -> str:
     """The server's own error message, from the usual JSON shapes or the raw text."""
     try:
-        data = json.loads(text)
+        data = jsondoc.loads(text)
     except ValueError:
         return _snippet(text) or "no details"
     if isinstance(data, dict):
@@ -101,7 +102,7 @@ class _StreamAssembler:
 
     def feed(self, data: str) -> str:
         try:
-            event = json.loads(data)
+            event = jsondoc.loads(data)
         except ValueError:
             raise ModelError(f"The server at {self.url} sent a stream event that is not JSON: "
                              f"{_snippet(data)}", kind="protocol") from None

@@ -8,7 +8,6 @@ serves the page to a browser that holds the cookie. Everything is wrapped in
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,8 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
+
+from memhost import jsondoc
 from starlette.staticfiles import StaticFiles
 
 from memhost.web import api
@@ -76,7 +77,7 @@ def _endpoint(item: api.Endpoint, home: Path, memory_home: Path | None) -> Any:
                     return _error_response(api.ApiError(413, "The request body is too large."))
             if raw.strip():
                 try:
-                    body = json.loads(raw)
+                    body = jsondoc.loads(raw)
                 except ValueError:
                     return _error_response(api.ApiError(400, "The request body is not valid JSON."))
             else:
