@@ -122,13 +122,11 @@ def check_store(ctx: Context, target: str) -> dict[str, Any]:
         problems.append(f"drift: {info['drift']}. Replace, remove and batches are refused until "
                         "the file is a clean list of entries separated by lines holding only '§'")
     blocked = [e["index"] for e in info["entries"] if e["blocked"]]
-    if blocked:
-        one = len(blocked) == 1
-        problems.append(f"{'entry' if one else 'entries'} {', '.join(map(str, blocked))} "
-                        f"{'is' if one else 'are'} withheld from the prompt (the risk scorer "
-                        f"flags {'it' if one else 'them'} as instructions); check "
-                        f"{'it' if one else 'them'} with `memhost memory show` and remove what "
-                        "you did not write")
+    for entry in info["entries"]:
+        if entry["blocked"]:  # each with its own reason: a secret, its size, instructions...
+            problems.append(f"entry {entry['index']} is withheld from the prompt "
+                            f"({'; '.join(entry['blocked'])}); check it with `memhost memory "
+                            "show` and remove it if you did not write it")
     if info["exists"] and (mode := loose_mode(path)):
         notes.append(f"{path.name} has mode {mode}; memhost keeps memory files private (0600)")
     backups = sorted(str(p) for p in path.parent.glob(f"{path.name}.bak.*")) \
