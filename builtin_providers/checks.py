@@ -26,6 +26,7 @@ from memhost.builtin_providers.outcomes import (
     Unreadable,
     fail,
 )
+from memhost.builtin_providers.budget import FIX_COMMAND
 from memhost.builtin_providers.snapshot import display_entries
 
 #: The origin of the curator's writes (see memhost.review.curator); they never change a pinned
@@ -114,6 +115,13 @@ class WriteChecks:
         if new <= used:
             return
         extra = {} if batch else {"current_entries": self.shown_entries(target, before)}
+        # An add does not check for drift, but the replace and remove the advice asks for
+        # would be refused: a file that only a person can fix says so at once.
+        drifted = None if batch else self.drift(target)
+        if drifted:
+            advice = (f"Its entries cannot be merged or removed with the memory tool until a "
+                      f"person fixes the file ({drifted}); ask the user to run `{FIX_COMMAND}`, "
+                      "and do not retry this add before then.")
         raise OpError(f"{FILENAMES[target]} would be at {new:,}/{limit:,} chars (now {used:,}). "
                        + advice + (NOTHING_APPLIED if batch else ""),
                        usage=self.short_usage(target, before), **extra)

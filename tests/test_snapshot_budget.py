@@ -114,6 +114,20 @@ def test_a_limit_below_current_usage_warns_and_says_what_will_happen(home: Path)
     assert "over budget — 97/0 chars" in run(home, "memory", "show", "--target", "memory").stdout
 
 
+def test_an_add_to_a_full_file_only_a_person_can_fix_says_so(home: Path):
+    """The usual refusal of an add over budget asks for a replace or a remove in the same turn;
+    on a pasted blob both would be refused, so the model is told to hand it to the user."""
+    write_memory(home, pasted_notes(240))
+    answer = MemoryStore(home).add("memory", "The user prefers tea.").response
+    assert not answer["success"]
+    assert "memhost memory fix" in answer["error"] and "do not retry" in answer["error"]
+    assert "'replace'" not in answer["error"]
+    clean = home / "clean"
+    write_memory(clean, "a" * 2000)
+    answer = MemoryStore(clean).add("memory", "b" * 300).response
+    assert "'replace'" in answer["error"] and "memory fix" not in answer["error"]
+
+
 def test_repeated_refused_writes_keep_one_backup(home: Path):
     path = write_memory(home, "alpha\n §\nbeta")  # a hand edit the store will not rewrite
     store = MemoryStore(home)
