@@ -104,7 +104,9 @@ def test_every_problem_is_reported_at_once(home: Path) -> None:
 @pytest.mark.parametrize(("data", "needle"), [
     ("[memory\nx = 1\n", "not valid TOML"),
     (b"[memory]\nprovider = \"\xff\"\n", "cannot be read"),
-])
+    # Deeper than the parser can recurse: as broken as any other TOML, not a RecursionError.
+    ("[memory]\nx = " + "[" * 5000 + "]" * 5000 + "\n", "nested more than 100 levels deep"),
+], ids=["not TOML", "not UTF-8", "nested too deeply"])
 def test_unparsable_files_name_the_file(home: Path, data: str | bytes, needle: str) -> None:
     path = write_config(home, data)
     message = config_error(home)

@@ -123,6 +123,14 @@ def test_read_config_keeps_valid_keys_and_names_the_wrong_ones(home: Path):
     assert error is not None and "prefetch_timeout" in error and "modle" in error
 
 
+def test_a_file_nested_too_deeply_gives_defaults_and_commands_still_run(home: Path):
+    (home / "config.toml").write_text("[memory]\nx = " + "[" * 5000 + "]" * 5000 + "\n")
+    config, error = config_module.read_config(home)
+    assert config.memory.nudge_interval == 10 and "nested more than" in (error or "")
+    shown = run(home, "memory", "show")
+    assert shown.returncode == 0 and "RecursionError" not in shown.stderr, shown.stderr
+
+
 def test_a_file_that_is_not_toml_gives_defaults_and_cannot_be_edited(home: Path):
     path = home / "config.toml"
     path.write_text("[memory\nnudge_interval = 3\n")

@@ -298,7 +298,9 @@ def test_blocked_names_are_listed_and_refused_while_others_load(
      "requires[0]"),
     ('name = "other"\nversion = "1.0"\nentry = "provider:P"\n', "does not match the folder name"),
     ('name = "broken\nversion', "not valid TOML"),
-])
+    ('name = "broken"\nversion = "1.0"\nx = ' + "[" * 5000 + "]" * 5000, "it nests too deeply"),
+], ids=["unknown key", "no entry", "bad version", "bad entry", "bad requirement", "other name",
+        "not TOML", "nested too deeply"])
 def test_a_broken_manifest_is_recorded_with_file_and_key_while_others_load(
         home: Path, manifest: str, expected: str) -> None:
     folder = write_provider(home / "plugins", "broken", manifest=manifest)

@@ -142,6 +142,8 @@ def read_manifest(folder: Path) -> Manifest:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ManifestError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:  # the parser recurses once per level of nesting
+        raise ManifestError(f"{path}: not valid TOML: it nests too deeply") from None
     return parse_manifest(data, path)
 
 

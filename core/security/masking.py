@@ -85,7 +85,9 @@ def remember_home(home: Path) -> None:
 
     with contextlib.suppress(OSError, ValueError):
         EnvStore(home).remember_all()
-    with contextlib.suppress(OSError, ValueError):
+    # Nesting too deep to parse (RecursionError) is a broken file like any other: the config's
+    # own reading says what is wrong with it.
+    with contextlib.suppress(OSError, ValueError, RecursionError):
         remember_found(tomllib.loads(config_path(home).read_text(encoding="utf-8")))
 
 
