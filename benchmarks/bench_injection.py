@@ -226,6 +226,52 @@ def cost_row(ctx: Context, texts: list[str]) -> Row:
                     "baseline: the RE2 prefilter off")
 
 
+#: Texts built to make a backtracking pattern retry at every position (long runs of what a host
+#: name, an address or an e-mail address is made of, with nothing that completes one).
+WORST_CASE_UNITS = ("sk-", "xq.", "xq.xq-", "x-y-z.", "xq@", "a.b@", "x@y.", "x.-", "q@q.q",
+                    "https://x.", "xq._", "1.", "é-xq.", " \t")
+WORST_CASE_TARGET = Target("ratio", "<=", 10)
+
+
+def worst_case_row(ctx: Context) -> Row:
+    """The slowest of :data:`WORST_CASE_UNITS` repeated to the longest text the scorer reads
+    (``scorer.MAX_SCAN_CHARS``), against model prose of the same length: a pattern whose work
+    grows faster than the text shows here as a ratio in the hundreds (the host patterns took
+    minutes on such a text before their repeats were bounded)."""
+    import random
+
+    from benchmarks import corpus
+    from memhost.security import scorer
+
+    size = ctx.size(16_000, scorer.MAX_SCAN_CHARS - 1)
+    rng, prose = random.Random(5), ""
+    while len(prose) < size:
+        prose += corpus.reply(rng) + "\n"
+    texts = {unit: (unit * (size // len(unit) + 1))[:size] for unit in WORST_CASE_UNITS}
+    slowest: dict[str, float] = {}
+
+    def timed_scan(text: str) -> float:
+        scorer.forget()
+        start = time.perf_counter()
+        scorer.assess(text)
+        return (time.perf_counter() - start) * 1e3
+
+    def worst() -> float:
+        times = {unit: timed_scan(text) for unit, text in texts.items()}
+        unit = max(times, key=times.__getitem__)
+        slowest[unit] = slowest.get(unit, 0) + 1
+        return times[unit]
+
+    paired = alternate(ctx.size(2, 3), {"memhost": worst,
+                                        "baseline": lambda: timed_scan(prose[:size])})
+    m, b = paired.medians()
+    unit = max(slowest, key=slowest.__getitem__)
+    return Row("injection", "worst-case input", m, b, paired.ratio(), "ms", paired.rounds,
+               note=f"{size:,} characters; slowest: {unit!r} repeated; baseline: model prose "
+                    "of the same length", extra={"chars": size, "slowest_unit": unit}
+               ).judge(WORST_CASE_TARGET)
+
+
 def cold_snapshot_row(ctx: Context, root: Path) -> Row:
     """The first session start of a fresh process that has no saved scores: every entry and
     every adjacent pair is scored (the bench_snapshot home: two blocks of 40 entries)."""
@@ -282,5 +328,6 @@ def injection(ctx: Context) -> list[Row]:
                                     f"planted by hand, held-out {n}"))
         texts = benign + [a["text"] for a in attacks if isinstance(a["text"], str)]
         rows.append(cost_row(ctx, texts))
+        rows.append(worst_case_row(ctx))
         rows.append(cold_snapshot_row(ctx, root))
     return rows

@@ -70,7 +70,7 @@ LOOPBACK = (r"(?:localhost|127(?:\.\d{1,3}){3}|\[::1\]|0\.0\.0\.0)(?=[:/?#\s)\]\
 URL_START = r"\b[a-z][a-z0-9+.-]{0,15}://"
 #: Somewhere outside: a URL, a mail address, a bucket, a raw address, a hook.
 CHANNEL = (rf"(?:{URL_START}(?!(?:[^\s/@]*@)*{LOOPBACK})"
-           r"|\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b|webhooks?\b"
+           r"|\b[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,126}\b|webhooks?\b"
            r"|pastebin|\b(?!127\.|0\.0\.0\.0)\d{1,3}(?:\.\d{1,3}){3}:\d+|\bbucket\b|\bdiscord\b|\btelegram\b)")
 #: Literals one of which every :data:`CHANNEL` match holds.
 CHANNEL_ANCHORS = (":", "@", "webhook", "pastebin", "bucket", "discord", "telegram")
@@ -120,15 +120,23 @@ CREDENTIAL_ANCHORS = (".aws/", ".ssh", "id_", ".netrc", ".pgpass", ".git-credent
                       "/etc/shadow", ".kube/config", ".npmrc", ".pypirc", "credentials.json",
                       ".gnupg", "keychain", ".config/gcloud", ".env", "authorized_keys",
                       "hosts.yml")
+#: One label of a host name, as DNS bounds it (63 characters at most; an underscore may start
+#: one: "_dmarc", "_acme-challenge"). A name has at most 126 of them before its suffix.
+LABEL = r"[a-z0-9_][\w-]{0,62}"
+#: Where a host name may start: not right after a label's dot, nor after a word and a hyphen (a
+#: name there is found from its start already). Each run of labels is then tried once, not once
+#: per label: on 64 KB of "xq.xq.…" or "sk-sk-…" the unbounded patterns searched for minutes.
+NAME_START = r"(?<![\w-]\.)(?<!\w-)\b"
 #: A place named without a scheme: a host name with a common public suffix ("hooks.slack.com",
 #: "t.me", "vaultkeep-pro.net"; a file name, "setup.py", "install.sh", "README.md", has none of
 #: these), or an address with a path ("172.104.8.19/hb"; a network with its prefix length,
 #: "10.0.0.0/24", is none). A second part only, searched after a feature matched: it names no
 #: anchor.
-HOST = (r"(?:\b(?:[a-z0-9][\w-]*\.)+(?:com|net|org|io|app|dev|xyz|top|me|co|ru|cn|info|biz|site"
-        r"|online|cloud|link|ly|gg|tk|page)\b(?![.-]\w)|\b\d{1,3}(?:\.\d{1,3}){3}/(?!\d{1,2}\b)[\w.-]"
+HOST = (rf"(?:{NAME_START}(?:{LABEL}\.){{1,126}}(?:com|net|org|io|app|dev|xyz|top|me|co|ru|cn"
+        r"|info|biz|site|online|cloud|link|ly|gg|tk|page)\b(?![.-]\w)"
+        r"|\b\d{1,3}(?:\.\d{1,3}){3}/(?!\d{1,2}\b)[\w.-]"
         # A country's second level ("example.co.za", "shop.com.br", "gov.uk" sites).
-        r"|\b(?:[a-z0-9][\w-]*\.)+(?:co|com|net|org|ac|gov|edu)\.[a-z]{2}\b(?![.-]\w))")
+        rf"|{NAME_START}(?:{LABEL}\.){{1,126}}(?:co|com|net|org|ac|gov|edu)\.[a-z]{{2}}\b(?![.-]\w))")
 SECRET_ASK = (r"(?:one[\s-]?time\s+(?:pass)?codes?|\botps?\b|\b2fa\b|\bmfa\b\s+codes?"
               r"|verification\s+codes?|auth(?:entication)?\s+codes?|security\s+codes?|passwords?"
               r"|passphrases?|\bpins?\b|recovery\s+(?:codes?|phrases?|keys?|words)|seed\s+(?:phrases?|words)|\bcvv\b"

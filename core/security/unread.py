@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-from memhost.security.lexicon import CHANNEL, CREDENTIAL_PATH, HOST
+from memhost.security.lexicon import CHANNEL, CREDENTIAL_PATH, HOST, LABEL, NAME_START
 
 WEIGHT = 3.0
 
@@ -38,8 +38,10 @@ _AGENT = re.compile(
     re.IGNORECASE)
 #: A place outside, named the way every language names it.
 _PLACE = re.compile(
-    # A host name with a path ("relay.example/beacon") is a place whatever its suffix.
-    rf"{CHANNEL}|{HOST}|\b[a-z0-9][\w-]*(?:\.[\w-]+)+/[\w-]|\bwebhooks?\b", re.IGNORECASE)
+    # A host name with a path ("relay.example/beacon") is a place whatever its suffix. Its labels
+    # are bounded as DNS bounds them, and it starts where a name does, as HOST does (see there).
+    rf"{CHANNEL}|{HOST}|{NAME_START}{LABEL}(?:\.{LABEL}){{1,126}}/[\w-]|\bwebhooks?\b",
+    re.IGNORECASE)
 #: A secret, named the way every language names it.
 _SECRET = re.compile(
     rf"{CREDENTIAL_PATH}|\b(?:tokens?|api[\s_-]?keys?|api|ssh|aws|gpg|passwords?|credentials?"
