@@ -78,7 +78,7 @@ def redaction(ctx: Context) -> list[Row]:
     held = known_values()
     masking.forget_all()
     try:
-        return _coverage() + _cost(ctx)
+        return _coverage() + _cost(ctx) + [_growth(ctx)]
     finally:
         for value in held:
             masking.remember(value)
@@ -141,6 +141,43 @@ def _cost(ctx: Context) -> list[Row]:
                         paired.rounds, note=f"{len(texts)} texts of ~2 KB; baseline: the "
                         "detector engine alone", extra={"kilobytes": kilobytes}))
     return rows
+
+
+#: One-line texts built to make a rule retry at every literal: each unit repeated with no space,
+#: a value never ending, or a keyword's second part never coming.
+WORST_CASE_UNITS = ("token=", "x(token=", "token=x(", "secretsecret", "Cookie: ", "mysql ",
+                    "redis-cli ", "sshpass ", "password is ", "a://b:", "x:y@z", "glpat-", "@@")
+GROWTH = Target("ratio", "<=", 6)
+
+
+def _growth(ctx: Context) -> Row:
+    """How redaction's cost grows with a text built to make it retry: the slowest of
+    :data:`WORST_CASE_UNITS` at 64 KB (16 KB quick) against the same unit at a quarter of that.
+    Linear work gives about 4; a rule that reads the rest of the line from each of its literals
+    gives about 16 (a pasted 128 KB line took minutes before the rules were bounded)."""
+    from memhost.security import detector
+    from memhost.security.redact import redact
+
+    size = ctx.size(16_000, 64_000)
+    texts = {unit: (unit * (size // len(unit) + 1))[:size] for unit in WORST_CASE_UNITS}
+    slowest: list[str] = []
+
+    def seconds(text: str) -> float:
+        detector.clear_cache()  # a text scanned before is answered from the cache
+        return timed(lambda: redact(text))
+
+    def worst(fraction: int) -> float:
+        times = {unit: seconds(text[: len(text) // fraction]) for unit, text in texts.items()}
+        unit = max(times, key=times.__getitem__)
+        slowest.append(unit)
+        return times[unit] * 1e3
+
+    paired = alternate(ctx.size(2, 3), {"memhost": lambda: worst(1), "baseline": lambda: worst(4)})
+    m, b = paired.medians()
+    unit = max(set(slowest), key=slowest.count)
+    return Row("redaction", "worst-case growth", m, b, paired.ratio(), "ms", paired.rounds,
+               note=f"{size:,} characters against {size // 4:,}; slowest: {unit!r} repeated",
+               extra={"chars": size, "slowest_unit": unit}).judge(GROWTH)
 
 
 def _candidate(text: str) -> bool:

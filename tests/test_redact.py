@@ -221,3 +221,35 @@ def test_half_a_character_leaves_as_a_replacement_character() -> None:
     assert value["user"] == "fine \udcff reply"  # the caller's object is not changed
     kept = {"a": ["plain", "ünïcode"]}
     assert redact(kept) is kept
+
+
+# -- texts built to make a rule retry at every literal ----------------------------------------
+# How long they take is the benchmark's (redaction[worst-case growth]); here, what is found.
+
+def test_a_run_of_keyed_literals_is_one_value_not_one_per_literal() -> None:
+    from memhost.security import secret_rules
+
+    text = "token=" * 2000
+    found = secret_rules.find(text)
+    # One value, the rest of the run after the first key: every later literal lies inside it.
+    assert found == {text[len("token="):]}
+    assert MASK in redact(text)
+
+
+def test_a_secret_inside_a_value_that_reads_as_code_is_still_found() -> None:
+    """A value refused as code (``x(token=…``) does not hide a keyed secret inside it."""
+    from memhost.security import secret_rules
+
+    assert "Sup3rS3cretVal" in secret_rules.find("password=x(token=Sup3rS3cretVal")
+
+
+def test_a_value_longer_than_a_rule_reads_at_once_is_masked_whole() -> None:
+    from memhost.security.secret_rules import LONGEST_VALUE
+
+    value = "Zq9x" * (LONGEST_VALUE // 2)  # twice as long as one reading
+    assert redact(f"api_key={value} and more") == f"api_key={MASK} and more"
+
+
+def test_a_password_flag_far_along_a_command_line_is_still_found() -> None:
+    options = " ".join(f"--opt{i}=v" for i in range(60))  # ~600 characters before -p
+    assert redact(f"mysql {options} -pS3cr3tPw db") == f"mysql {options} -p{MASK} db"

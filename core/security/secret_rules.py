@@ -17,17 +17,27 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 from memhost.once import once
 from memhost.security.text import literal_matches
 
 _VALUE = r"""(?P<secret>'[^'\n]{3,}'|"[^"\n]{3,}"|[^\s'"`]{3,})"""
+#: The longest value a keyed rule reads at once (a match that reaches it runs on to the end of
+#: the value, :attr:`Rule.runs_on`), and the most a rule looks along a line for the part that
+#: follows its keyword (a command's password flag, a cookie's name). Unbounded, a rule tried at
+#: each of many literals on one long line ("mysql mysql …", "x(token=x(token=…") read the rest
+#: of the line from each: quadratic, minutes for a pasted 128 KB line.
+LONGEST_VALUE = 1024
+_GAP = r"[^\n]{0,1024}?"
 _CRED = r"(?:password|passwd|pwd|passphrase|secret|token|api[_-]?key|access[_-]?key|auth(?!or))"
 
 # Placeholders stand where a secret would: ``sk_test_xxx``, ``sk-...your key...``, ``********``,
 # ``<token>``, ``$TOKEN``, ``${DB_PASSWORD}``, ``$(cat file)``, ``{{ vault_password }}``.
+#: Three letters or digits (``str.isalnum``: ``\\w`` without the underscore), anywhere: fewer make
+#: a stand-in. A search, not a count over every character: a value can be a whole text.
+_THREE_ALNUM = re.compile(r"[^\W_](?:[\W_]*[^\W_]){2}")
 _PLACEHOLDER = re.compile(r"x{3,}$|\.{3}|\u2026|\*{3,}|>$|^(?:\$|<|\{\{|%\()", re.I)
 # The values everyone writes where a secret will go: ``API_KEY=changeme``,
 # ``token=your_token_here``, ``password=example``.
@@ -69,7 +79,7 @@ def placeholder(value: str) -> bool:
     # the stand-in is what is inside.
     value = value.strip("`'\"()[],;:")
     return (bool(_PLACEHOLDER.search(value) or _STAND_IN.fullmatch(value))
-            or sum(c.isalnum() for c in value) < 3)
+            or _THREE_ALNUM.search(value) is None)
 
 
 def _english(value: str) -> bool:
@@ -145,12 +155,16 @@ class Rule(NamedTuple):
     cased: bool = False
     #: For an "anchored" rule: where a match may start, when that is not at a literal.
     anchors: tuple[str, ...] = ()
+    #: What the value is made of past :data:`LONGEST_VALUE`, for a rule whose value is bounded
+    #: there: a value found that long is read on to its end, so none of it stays unmasked.
+    runs_on: re.Pattern[str] | None = None
 
 
 def _rule(name: str, rx: str, literals: tuple[str, ...], flags: int = 0,
           check: Callable[[re.Match[str]], bool] | None = None, scope: str = "lines",
-          cased: bool = False, anchors: tuple[str, ...] = ()) -> Rule:
-    return Rule(name, _Pattern(rx, flags), literals, check, scope, cased, anchors)
+          cased: bool = False, anchors: tuple[str, ...] = (), runs_on: str = "") -> Rule:
+    return Rule(name, _Pattern(rx, flags), literals, check, scope, cased, anchors,
+                re.compile(runs_on) if runs_on else None)
 
 
 # What every credential-named rule's match contains ("api_key" and "access_key" hold "key").
@@ -171,13 +185,13 @@ RULES: tuple[Rule, ...] = (
           r"\b[a-z][a-z0-9+.-]*:(?P<secret>[^\s/@:'\"]{3,})@[\w-]+(?:\.[\w-]+)*(?=[:/\s]|$)",
           ("@",), re.I, _dsn),
     # Command lines: ``mysql -pX``, ``--password X``, ``sshpass -p X``, ``curl -u a:b``.
-    _rule("mysql_p", r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]*?\s-p"
+    _rule("mysql_p", r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b" + _GAP + r"\s-p"
           r"(?P<secret>[^\s'\"-][^\s'\"]{2,})", ("mysql", "mariadb")),
     _rule("password_flag", r"\s--(?:password|passwd|pass|token|api-key|secret)(?:=|\s+)" + _VALUE,
           ("--pass", "--token", "--api-key", "--secret"), re.I, _unquoted),
     _rule("p_flag", r"\b(?:sshpass|(?:docker|podman|buildah|skopeo|oras) login|helm registry login|"
-          r"twine upload|helm repo add)\b[^\n]*?\s-p\s+" + _VALUE, (" -p",), 0, _unquoted),
-    _rule("redis_cli", r"\bredis-cli\b[^\n]*?\s-a\s+" + _VALUE, ("redis-cli",), 0, _unquoted),
+          r"twine upload|helm repo add)\b" + _GAP + r"\s-p\s+" + _VALUE, (" -p",), 0, _unquoted),
+    _rule("redis_cli", r"\bredis-cli\b" + _GAP + r"\s-a\s+" + _VALUE, ("redis-cli",), 0, _unquoted),
     _rule("user_flag", r"\s(?:-u|--user)\s*['\"]?[^\s:'\"$]*:(?P<secret>[^\s'\"]{3,})", ("-u",)),
     # ``export PGPASSWORD=X``, ``PGPASSWORD=X psql``, ``set DB_PASSWORD=X``.
     _rule("env_assignment", r"(?:^|[\s;&|(])(?:export\s+|set\s+)?[A-Za-z0-9_]*(?:PASSWORD|PASSWD|"
@@ -192,16 +206,19 @@ RULES: tuple[Rule, ...] = (
           r"(?=[.,;!?)]*(?:\s|$))", ("pass", "pw"), re.I, _prose),
     # ``api_key: Zq9-word-like-token``, ``password = correct-horse-battery``: the built-in
     # generic rules skip values that read like words; a value named as a credential is one.
-    _rule("keyed_value", r"(?P<key>" + _CRED + r"\w*[\"']?)\s*[:=]\s*[\"']?"
-          r"(?P<secret>[^\s\"',;]{6,})", _CRED_LITERALS, re.I, _keyed, scope="anchored",
-          anchors=("pass", "pwd", "secret", "token", "api", "access", "auth")),
+    # The key's rest is bounded (a name, not a text): unbounded, a run of word characters
+    # after a literal was scanned to its end and back at every literal in it ("secretsecret…").
+    _rule("keyed_value", r"(?P<key>" + _CRED + r"\w{0,100}[\"']?)\s*[:=]\s*[\"']?"
+          r"(?P<secret>[^\s\"',;]{6,%d})" % LONGEST_VALUE, _CRED_LITERALS, re.I, _keyed,
+          scope="anchored", anchors=("pass", "pwd", "secret", "token", "api", "access", "auth"),
+          runs_on=r"[^\s\"',;]*"),
     # ``define('DB_PASSWORD', '…')``, ``'password' => '…'``, ``<password>…</password>``.
     _rule("quoted_pair", r"(?:\(\s*[\"'][\w.-]*" + _CRED + r"[\"']\s*,|[\"'][\w.-]*" + _CRED
           + r"[\"']\s*=>)\s*[\"'](?P<secret>[^\"'\s]{6,})[\"']",
           _CRED_LITERALS, re.I, _not_a_name),
     _rule("xml_element", r"<(" + _CRED + r"[\w:-]*|[\w:-]*" + _CRED + r")>(?P<secret>[^<\s]{3,})</\1>",
           _CRED_LITERALS, re.I, _not_a_name),
-    _rule("session_cookie", r"\bCookie:[^\n]*?\b(?:session|sess|sid|auth|token)\w*="
+    _rule("session_cookie", r"\bCookie:" + _GAP + r"\b(?:session|sess|sid|auth|token)\w*="
           r"(?P<secret>[^;\s]{12,})", ("cookie",), re.I),
     _rule("basic_auth", r"\b(?:Proxy-)?Authorization[\"']?\s*[:=]\s*[\"']?Basic\s+"
           r"(?P<secret>[A-Za-z0-9+/]{6,}={0,2})", ("auth",), re.I),
@@ -253,15 +270,19 @@ def _lines(text: str, positions: list[int]) -> list[tuple[int, int]]:
     return spans
 
 
-def _matches(rule: Rule, text: str, lowered: str, aligned: bool) -> list[re.Match[str]]:
+def _matches(rule: Rule, text: str, lowered: str, aligned: bool,
+             found_to: list[int]) -> Iterator[re.Match[str]]:
+    """``rule``'s matches in ``text``, in order; an anchored rule is not tried where a value
+    already found covers (``found_to[0]``: where the last one ends, kept by the caller)."""
     haystack = text if rule.cased else lowered
     if rule.scope == "text" or not (aligned or rule.cased):
-        return list(rule.pattern.finditer(text))
+        return rule.pattern.finditer(text)
     positions = _occurrences(haystack, rule.anchors or rule.literals)
     if rule.scope == "anchored":
-        return [m for m in map(lambda at: rule.pattern.match(text, at), positions) if m]
-    return [m for start, end in _lines(text, positions)
-            for m in rule.pattern.finditer(text, start, end)]
+        return (m for at in positions if at >= found_to[0]
+                if (m := rule.pattern.match(text, at)) is not None)
+    return (m for start, end in _lines(text, positions)
+            for m in rule.pattern.finditer(text, start, end))
 
 
 # Characters of a token (a key, an id, base64): a run of 16 of them is a candidate for the
@@ -315,10 +336,21 @@ def find(text: str, lowered: str | None = None) -> set[str]:
                 continue
         elif present.isdisjoint(rule.literals):
             continue
-        for match in _matches(rule, text, lowered, aligned):
+        # Where the last value found ends: a match starting inside it is part of a value masked
+        # whole. An anchored rule tried at each of "token=token=…"'s literals found the rest of
+        # the text each time, quadratic in time and in the values kept.
+        found_to = [-1]
+        for match in _matches(rule, text, lowered, aligned, found_to):
+            if match.start() < found_to[0]:
+                continue
             value = match.group("secret").strip()
             if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
                 value = value[1:-1]
             if value and not placeholder(value) and (rule.check is None or rule.check(match)):
+                end = match.end("secret")
+                if rule.runs_on is not None and end - match.start("secret") >= LONGEST_VALUE:
+                    longer = rule.runs_on.match(text, end).end()
+                    value, end = value + text[end:longer], longer
                 found.add(value)
+                found_to[0] = end
     return found
