@@ -148,14 +148,14 @@ def build_context_block(raw: str, *, source: str | None = None) -> str:
         )
     lines = clean.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     lines = _dedupe_bullets(lines)
-    # Trim blank lines at the ends only, so the first line keeps its indentation.
-    while lines and not lines[0].strip():
-        lines.pop(0)
-    while lines and not lines[-1].strip():
-        lines.pop()
-    if not lines:
+    # Trim blank lines at the ends only, so the first line keeps its indentation (by index: a
+    # pop from the front of a list moves the rest, and a recall of many blank lines took
+    # seconds that way).
+    first = next((i for i, line in enumerate(lines) if line.strip()), len(lines))
+    last = next((i for i in range(len(lines) - 1, first - 1, -1) if lines[i].strip()), first - 1)
+    if first > last:
         return ""
-    body = "\n".join(lines)
+    body = "\n".join(lines[first:last + 1])
     return f"{OPEN_TAG}\n{CONTEXT_NOTE}\n\n{body}\n{CLOSE_TAG}"
 
 
