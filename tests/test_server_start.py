@@ -164,6 +164,52 @@ def test_sound_line_writes_only_lone_surrogate_escapes_anew(raw: str, read: str)
     assert json.loads(sound_line(raw)) == read
 
 
+def _nested_call(request_id: object, depth: int) -> bytes:
+    """A tools/call whose whole message nests ``depth`` levels (its argument holds the rest)."""
+    inner = "[" * (depth - 3) + "]" * (depth - 3)
+    return ('{"jsonrpc": "2.0", "id": %s, "method": "tools/call", "params": {"name": "memory", '
+            '"arguments": {"content": %s}}}\n' % (json.dumps(request_id), inner)).encode()
+
+
+def test_a_request_nested_too_deeply_is_answered_with_an_error(home: Path) -> None:
+    """The SDK's parser stops at a nesting depth and drops the message unanswered; memhost
+    answers it with an error under its id, and the session goes on."""
+    from memhost.mcp.stdio import DEEPEST_READ
+
+    lines, stderr = raw_session(home, _nested_call(2, DEEPEST_READ),
+                                _nested_call(3, DEEPEST_READ + 1), request(4, "tools/list"))
+    replies = {reply.get("id"): reply for reply in map(json.loads, lines)}
+    assert {2, 3, 4} <= replies.keys(), stderr
+    assert "result" in replies[2]  # as deep as the SDK reads: the tool answered
+    assert "nests deeper than the MCP SDK reads" in replies[3]["error"]["data"]
+    assert replies[4]["result"]["tools"]
+
+
+def test_the_depth_the_sdk_reads_is_the_one_memhost_assumes() -> None:
+    """If an SDK upgrade moves its parser's limit, DEEPEST_READ must move with it."""
+    from mcp import types
+
+    from memhost.mcp.stdio import DEEPEST_READ
+
+    read = types.jsonrpc_message_adapter.validate_json
+    read(_nested_call(1, DEEPEST_READ))
+    with pytest.raises(ValueError):
+        read(_nested_call(1, DEEPEST_READ + 1))
+
+
+@pytest.mark.parametrize("request_id", [7, "r-7"])
+def test_sound_line_keeps_the_id_of_a_request_nested_too_deeply(request_id: object) -> None:
+    from memhost.mcp.stdio import DEEPEST_READ, TOO_DEEP, sound_line
+
+    line = _nested_call(request_id, DEEPEST_READ + 500).decode()
+    assert json.loads(sound_line(line)) == {"jsonrpc": "2.0", "id": request_id,
+                                            "method": TOO_DEEP}
+    readable = _nested_call(request_id, DEEPEST_READ).decode()
+    assert sound_line(readable) == readable
+    note = '{"jsonrpc": "2.0", "method": "x", "params": {"a": %s}}' % ("[" * 300 + "]" * 300)
+    assert sound_line(note) == note  # a notification: nobody waits for an answer
+
+
 def test_the_sdk_client_works_with_a_noisy_provider(home: Path, tmp_path: Path) -> None:
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client

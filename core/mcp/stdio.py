@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import re
 import sys
@@ -50,17 +51,57 @@ _SURROGATE_HINT = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def sound_line(line: str) -> str:
-    """``line`` with each JSON escape of half a character (``\\ud800`` without its pair) written
-    as ``\\ufffd``, as the wire's bytes that are not UTF-8 are read.
+    """``line`` as the MCP SDK's parser can read it, for two messages it would otherwise drop
+    without an answer, leaving the client waiting for ever:
 
-    JSON allows such an escape and Python's encoder writes one for a lone surrogate, but the MCP
-    SDK's parser refuses the whole message, and the SDK then drops it without an answer: the
-    client would wait for ever. Read this way the request is answered, its text holding U+FFFD
-    where the half character was."""
-    if _SURROGATE_HINT.search(line) is None:
-        return line
-    return _SURROGATE_ESCAPE.sub(
-        lambda m: m.group(0) if len(m.group(2)) == 12 else m.group(1) + "\\ufffd", line)
+    * each JSON escape of half a character (``\\ud800`` without its pair) is written as
+      ``\\ufffd``, as the wire's bytes that are not UTF-8 are read. JSON allows such an escape
+      and Python's encoder writes one for a lone surrogate, but the parser refuses the whole
+      message. Read this way the request is answered, its text holding U+FFFD there;
+    * a request nested deeper than the parser reads (:data:`DEEPEST_READ` levels) becomes a
+      request for a method named for what is wrong, which the server answers with an error
+      under the request's id: "Method not found", ``data`` saying why.
+    """
+    if _SURROGATE_HINT.search(line) is not None:
+        line = _SURROGATE_ESCAPE.sub(
+            lambda m: m.group(0) if len(m.group(2)) == 12 else m.group(1) + "\\ufffd", line)
+    if line.count("[") + line.count("{") > DEEPEST_READ:  # else it cannot nest that deep
+        line = _shallow(line)
+    return line
+
+
+#: The deepest nesting the MCP SDK's parser reads (jiter's limit: a message 201 levels deep is
+#: read, one 202 deep is not).
+DEEPEST_READ = 201
+#: What a request nested too deeply is answered with, as its method's name.
+TOO_DEEP = ("memhost: the request nests deeper than the MCP SDK reads "
+            f"({DEEPEST_READ} levels); send it flatter")
+# A JSON string, or a bracket outside one.
+_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[][{}]')
+# What follows a top-level "id" key: its value.
+_ID_VALUE = re.compile(r'\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")')
+
+
+def _shallow(line: str) -> str:
+    """``line``, or when it nests deeper than :data:`DEEPEST_READ` and is a request (it has a
+    top-level id), a request for the method :data:`TOO_DEEP` under that id."""
+    depth = deepest = 0
+    request_id = None
+    for token in _TOKENS.finditer(line):
+        text = token.group()
+        if text in ("[", "{"):
+            depth += 1
+            deepest = max(deepest, depth)
+        elif text in ("]", "}"):
+            depth -= 1
+        elif depth == 1 and text == '"id"' and request_id is None:
+            found = _ID_VALUE.match(line, token.end())
+            request_id = found.group(1) if found else None
+        if deepest > DEEPEST_READ and request_id is not None:
+            break
+    if deepest <= DEEPEST_READ or request_id is None:
+        return line  # readable, or a notification nobody waits on
+    return json.dumps({"jsonrpc": "2.0", "id": json.loads(request_id), "method": TOO_DEEP})
 
 
 async def sound_lines(lines: AsyncIterable[str]) -> AsyncIterator[str]:
