@@ -35,7 +35,7 @@ _CRED = r"(?:password|passwd|pwd|passphrase|secret|token|api[_-]?key|access[_-]?
 
 # Placeholders stand where a secret would: ``sk_test_xxx``, ``sk-...your key...``, ``********``,
 # ``<token>``, ``$TOKEN``, ``${DB_PASSWORD}``, ``$(cat file)``, ``{{ vault_password }}``.
-#: Three letters or digits (``str.isalnum``: ``\\w`` without the underscore), anywhere: fewer make
+#: Three letters or digits (``str.isalnum``: ``\w`` without the underscore), anywhere: fewer make
 #: a stand-in. A search, not a count over every character: a value can be a whole text.
 _THREE_ALNUM = re.compile(r"[^\W_](?:[\W_]*[^\W_]){2}")
 _PLACEHOLDER = re.compile(r"x{3,}$|\.{3}|\u2026|\*{3,}|>$|^(?:\$|<|\{\{|%\()", re.I)
