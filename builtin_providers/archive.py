@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from memhost import jsondoc
 from memhost.builtin_providers import journal
 from memhost.files import ensure_private_dir, locked, open_append_private
 
@@ -98,7 +99,7 @@ class Archive:
         records = []
         for line in lines:
             try:
-                data = json.loads(line)
+                data = jsondoc.loads(line)
             except ValueError:
                 continue
             if isinstance(data, dict):

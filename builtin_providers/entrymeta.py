@@ -29,6 +29,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from memhost import jsondoc
 from memhost.builtin_providers import journal
 from memhost.files import atomic_write_bytes
 
@@ -74,7 +75,7 @@ _SEEN: dict[Path, tuple[tuple[int, int, int], Records, str | None]] = {}
 
 def _parse(data: bytes) -> tuple[Records, str | None]:
     try:
-        parsed = json.loads(data.decode("utf-8"))
+        parsed = jsondoc.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
         return {}, f"it is not valid UTF-8 (byte {exc.start})"
     except ValueError as exc:

@@ -32,6 +32,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from memhost import jsondoc
 from memhost.builtin_providers import snapshot
 from memhost.builtin_providers.entries import DELIMITER
 from memhost.files import atomic_write_bytes, read_file
@@ -57,7 +58,7 @@ def _read(path: Path) -> tuple[dict[str, Any], bytes] | None:
     otherwise."""
     try:
         head, _, rest = read_file(path)[0].partition(b"\n")
-        data = json.loads(head)
+        data = jsondoc.loads(head)
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict) or data.get("version") != VERSION \
@@ -68,7 +69,7 @@ def _read(path: Path) -> tuple[dict[str, Any], bytes] | None:
 
 def _scores_by_digest(rest: bytes) -> dict[str, Any] | None:
     try:
-        scores = json.loads(rest)
+        scores = jsondoc.loads(rest)
     except ValueError:
         return None
     return scores if isinstance(scores, dict) else None

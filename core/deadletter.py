@@ -13,7 +13,6 @@ started with that provider delivers them, in the order they failed) and ``drop``
 
 from __future__ import annotations
 
-import json
 import re
 import secrets
 import time
@@ -21,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memhost import jsondoc
 from memhost.files import atomic_write_json, ensure_private_dir
 from memhost.security.masking import scrub
 
@@ -115,7 +115,7 @@ class DeadLetters:
         found: list[FailedWrite] = []
         for path in sorted(self.folder.glob("*.json")):
             try:
-                data = json.loads(path.read_text(encoding="utf-8"))
+                data = jsondoc.loads(path.read_text(encoding="utf-8"))
                 calls = tuple((str(h), dict(k)) for h, k in data["calls"])
                 found.append(FailedWrite(str(data["id"]), self.provider, calls,
                                          str(data.get("error", "")),

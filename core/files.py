@@ -312,7 +312,7 @@ def read_json_or(path: Path, default: Any) -> Any:
     """Read a JSON file, or return ``default`` when it is missing or not valid JSON."""
     try:
         return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # nested too deeply to read: not valid either
         return default
 
 

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from memhost import jsondoc
 from memhost.files import atomic_write_text, ensure_private_dir
 
 log = logging.getLogger(__name__)
@@ -35,7 +36,7 @@ def read_record(home: Path, provider: str) -> dict[str, Any] | None:
     """The last state a host recorded for ``provider``; ``None`` when it was ok (or unreadable)."""
     path = record_path(home, provider)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = jsondoc.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:

@@ -4,7 +4,10 @@ Python's parser recurses once per level and raises ``RecursionError``, which is 
 ``ValueError``, past about a thousand levels: ``"[" * 100_000`` as a model's tool arguments
 escaped the code that answers bad arguments and broke the host's turn, and the same text as a
 settings request, an imported file or a model server's answer ended in an internal error. Every
-reader of such JSON goes through :func:`loads`, which raises a ``ValueError`` for it instead.
+reader of such JSON goes through :func:`loads`, which raises a ``ValueError`` for it instead; so
+do the readers of memhost's own JSON files (the archive, metadata, verdicts, outbox journals,
+dead letters, health records, provider settings), where a damaged line is skipped or reported
+like any other that is not JSON.
 """
 
 from __future__ import annotations

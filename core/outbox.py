@@ -26,7 +26,7 @@ from typing import Any
 
 import orjson
 
-from memhost import locking
+from memhost import jsondoc, locking
 from memhost.files import (
     atomic_write_bytes,
     ensure_private_dir,
@@ -225,7 +225,7 @@ def _unacknowledged(path: Path) -> list[Record]:
         return []
     for line in lines:
         try:
-            data = json.loads(line)
+            data = jsondoc.loads(line)
         except ValueError:
             continue
         if "ack" in data:

@@ -11,11 +11,11 @@ into either store: they live in :class:`memhost.schema.envstore.EnvStore`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
+from memhost import jsondoc
 from memhost.errors import ConfigError
 from memhost.files import atomic_write_json, locked
 
@@ -65,7 +65,7 @@ class JsonFileStore:
             raise ConfigError(f"{self.path}: cannot be read ({exc}); fix its permissions or "
                               "encoding") from None
         try:
-            data = json.loads(text)
+            data = jsondoc.loads(text)
         except ValueError as exc:
             raise ConfigError(f"{self.path}: not valid JSON ({exc}); fix or delete the file "
                               "(it holds only this provider's settings)") from None

@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from memhost import jsondoc
 from memhost.schema.model import ConfigField, ProviderConfigSchema, is_multiple, same_value
 from memhost.security.text import NOT_TEXT, half_character
 
@@ -75,7 +76,7 @@ def _number(raw: Any) -> int | float:
 def _json(raw: Any) -> Any:
     if isinstance(raw, str):
         try:
-            raw = json.loads(raw)
+            raw = jsondoc.loads(raw)
         except ValueError as exc:
             raise ValueError(f"is not valid JSON ({exc})") from None
     if isinstance(raw, tuple):

@@ -222,15 +222,17 @@ def test_backups_loose_modes_and_torn_archive_lines_are_notes(home: Path) -> Non
     path = write(home, "MEMORY.md", "entry")
     os.chmod(path, 0o644)
     write(home, "MEMORY.md.bak.1700000000", "old copy")
+    # A torn line, and one nested deeper than Python's parser goes (a damaged file): both skipped.
     write(home, "archive.jsonl", '{"id": "a1", "time": 1.0, "target": "memory", "action": '
-                                 '"remove", "text": "x"}\n{"id": "torn", "ti')
+                                 '"remove", "text": "x"}\n' + "[" * 5000 + "]" * 5000
+          + '\n{"id": "torn", "ti')
     data = report(home)
     assert data["ok"] is True
     found = sections(data)
     memory = found["store.memory"]
     assert memory["backups"] == [str(home / "memories" / "MEMORY.md.bak.1700000000")]
     assert any("mode 0644" in n for n in memory["notes"])
-    assert found["archive"]["records"] == 1 and found["archive"]["skipped_lines"] == 1
+    assert found["archive"]["records"] == 1 and found["archive"]["skipped_lines"] == 2
 
 
 def test_sections_are_extensible_and_a_failing_check_is_isolated(home: Path) -> None:

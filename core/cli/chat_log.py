@@ -9,6 +9,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from memhost import jsondoc
+
 
 class SessionLog:
     """Reading and appending the conversation of ``session_id`` under ``folder`` (mixed into
@@ -29,7 +31,7 @@ class SessionLog:
             return []
         for line in lines:
             try:
-                message = json.loads(line)
+                message = jsondoc.loads(line)
             except ValueError:
                 continue  # a line cut off by a crash
             if isinstance(message, dict) and message.get("role"):

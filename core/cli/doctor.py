@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memhost import jsondoc
 from memhost.cli import _common
 from memhost.cli.doctor_probes import lock_findings, loose_mode, temp_findings
 
@@ -152,8 +153,6 @@ def check_store(ctx: Context, target: str) -> dict[str, Any]:
 
 
 def check_archive(ctx: Context) -> dict[str, Any]:
-    import json
-
     path = ctx.store.archive.path
     problems: list[str] = []
     notes: list[str] = []
@@ -169,7 +168,7 @@ def check_archive(ctx: Context) -> dict[str, Any]:
             if not line.strip():
                 continue
             try:
-                data = json.loads(line)
+                data = jsondoc.loads(line)
                 ok = isinstance(data, dict) and {"id", "target", "text"} <= data.keys()
             except ValueError:
                 ok = False

@@ -11,11 +11,12 @@ an entry, never make the screen fail open.
 
 from __future__ import annotations
 
-import json
 import logging
 import secrets
 from collections.abc import Callable
 from typing import Any
+
+from memhost import jsondoc
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +89,7 @@ def parse(content: str | None) -> str | None:
     if body.startswith("```"):  # a fenced JSON block is still one JSON object
         body = body.strip("`").removeprefix("json").strip()
     try:
-        data = json.loads(body)
+        data = jsondoc.loads(body)
     except ValueError:
         return None
     if not isinstance(data, dict):
