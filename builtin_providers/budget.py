@@ -56,16 +56,22 @@ def _entries(count: int) -> str:
     return f"{count} entr{'y' if count == 1 else 'ies'}"
 
 
+def withheld_line(result: Fit, filename: str) -> str:
+    """The line a model reads about the entries that did not fit (the prompt's, and the
+    ``current_entries`` of an answer's)."""
+    chars = sum(len(e) for e in result.withheld)
+    more = "more " if result.shown else ""
+    return (f"[{len(result.withheld)} {more}{_entries(len(result.withheld)).split(' ', 1)[1]} "
+            f"of {filename} ({chars:,} chars) withheld: the file holds {result.used:,} chars, "
+            f"over its {result.limit:,}-char budget, and new additions are refused until it is "
+            f"back under it. The user can repair it with `{FIX_COMMAND}`.]")
+
+
 def with_note(block: str, result: Fit, filename: str, title: str) -> str:
     """``block`` (the rendered entries that fit) with the line about the withheld ones."""
     if not result.withheld:
         return block
-    chars = sum(len(e) for e in result.withheld)
-    more = "more " if result.shown else ""
-    note = (f"[{len(result.withheld)} {more}{_entries(len(result.withheld)).split(' ', 1)[1]} "
-            f"of {filename} ({chars:,} chars) withheld: the file holds {result.used:,} chars, "
-            f"over its {result.limit:,}-char budget, and new additions are refused until it is "
-            f"back under it. The user can repair it with `{FIX_COMMAND}`.]")
+    note = withheld_line(result, filename)
     return f"{block}\n{note}" if block else f"{title}\n{note}"
 
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from memhost.builtin_providers import backups, entrymeta, snapshot
+from memhost.builtin_providers import backups, budget, entrymeta, snapshot
 from memhost.builtin_providers.entries import (
     FILENAMES,
     canonical_entry,
@@ -32,6 +32,8 @@ from memhost.builtin_providers.snapshot import display_entries
 #: The origin of the curator's writes (see memhost.review.curator); they never change a pinned
 #: entry.
 CURATOR_ORIGIN = "curator"
+#: How many of the entries an ambiguous old_text matched an answer lists.
+MATCHES_SHOWN = 10
 
 
 class WriteChecks:
@@ -88,8 +90,13 @@ class WriteChecks:
                 f"exact part of the entry to {action}." + tail,
                 usage=self.short_usage(target, entries), **extra)
         if len({entries[i] for i in hits}) > 1:
+            matched = [entries[i] for i in hits]
             previews = [p[:80] + ("..." if len(p) > 80 else "")
-                        for p in self.shown_entries(target, [entries[i] for i in hits])]
+                        for p in display_entries(matched[:MATCHES_SHOWN], FILENAMES[target],
+                                                 self.screen.policy,
+                                                 self.reviewed(target, matched[:MATCHES_SHOWN]))]
+            if len(matched) > MATCHES_SHOWN:
+                previews.append(f"[and {len(matched) - MATCHES_SHOWN:,} more]")
             raise OpError(f"{prefix}{old!r} matched {len(hits)} different entries; use a longer, "
                            "unique part of the one you mean." + tail, counts=batch, matches=previews)
         return hits[0]
@@ -130,8 +137,16 @@ class WriteChecks:
         return f"{joined_length(entries):,}/{self.limits[target]:,}"
 
     def shown_entries(self, target: str, entries: list[str]) -> list[str]:
-        return display_entries(entries, FILENAMES[target], self.screen.policy,
-                               self.reviewed(target, entries))
+        """The entries as an answer to the model shows them: as many as the budget holds, as
+        the prompt shows them, then a line saying how many more there are. A file edited by
+        hand to many times its budget came back whole in every refusal (5,000 entries, 138 KB
+        of the model's context, for one refused add)."""
+        fitted = budget.fit(entries, self.limits[target])
+        shown = display_entries(list(fitted.shown), FILENAMES[target], self.screen.policy,
+                                self.reviewed(target, list(fitted.shown)))
+        if fitted.withheld:
+            shown.append(budget.withheld_line(fitted, FILENAMES[target]))
+        return shown
 
     def reviewed(self, target: str, entries: list[str]) -> frozenset[str]:
         """The entries in the staging zone that the store wrote (screened or approved); the

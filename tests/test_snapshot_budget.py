@@ -128,6 +128,20 @@ def test_an_add_to_a_full_file_only_a_person_can_fix_says_so(home: Path):
     assert "'replace'" in answer["error"] and "memory fix" not in answer["error"]
 
 
+def test_an_answer_shows_what_the_prompt_shows_of_an_over_budget_file(home: Path):
+    """A refusal lists the entries that fit the budget and a line for the rest, not the whole
+    file: 5,000 hand-added notes came back in every refused write (138 KB of context)."""
+    write_memory(home, "\n§\n".join(f"note {i} about item{i}" for i in range(5000)))
+    store = MemoryStore(home)
+    answer = store.add("memory", "A new fact.").response
+    shown = answer["current_entries"]
+    assert not answer["success"] and 1 < len(shown) < 200
+    assert "withheld" in shown[-1] and "memhost memory fix" in shown[-1]
+    assert len("\n§\n".join(shown[:-1])) <= 2200
+    ambiguous = store.remove("memory", "note 1").response
+    assert len(ambiguous["matches"]) == 11 and ambiguous["matches"][-1] == "[and 1,101 more]"
+
+
 def test_repeated_refused_writes_keep_one_backup(home: Path):
     path = write_memory(home, "alpha\n §\nbeta")  # a hand edit the store will not rewrite
     store = MemoryStore(home)
