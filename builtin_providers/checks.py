@@ -26,7 +26,6 @@ from memhost.builtin_providers.outcomes import (
     Unreadable,
     fail,
 )
-from memhost.builtin_providers.budget import FIX_COMMAND
 from memhost.builtin_providers.snapshot import display_entries
 
 #: The origin of the curator's writes (see memhost.review.curator); they never change a pinned
@@ -92,9 +91,7 @@ class WriteChecks:
         if len({entries[i] for i in hits}) > 1:
             matched = [entries[i] for i in hits]
             previews = [p[:80] + ("..." if len(p) > 80 else "")
-                        for p in display_entries(matched[:MATCHES_SHOWN], FILENAMES[target],
-                                                 self.screen.policy,
-                                                 self.reviewed(target, matched[:MATCHES_SHOWN]))]
+                        for p in self._displayed(target, matched[:MATCHES_SHOWN])]
             if len(matched) > MATCHES_SHOWN:
                 previews.append(f"[and {len(matched) - MATCHES_SHOWN:,} more]")
             raise OpError(f"{prefix}{old!r} matched {len(hits)} different entries; use a longer, "
@@ -127,8 +124,8 @@ class WriteChecks:
         drifted = None if batch else self.drift(target)
         if drifted:
             advice = (f"Its entries cannot be merged or removed with the memory tool until a "
-                      f"person fixes the file ({drifted}); ask the user to run `{FIX_COMMAND}`, "
-                      "and do not retry this add before then.")
+                      f"person fixes the file ({drifted}); ask the user to run "
+                      f"`{budget.FIX_COMMAND}`, and do not retry this add before then.")
         raise OpError(f"{FILENAMES[target]} would be at {new:,}/{limit:,} chars (now {used:,}). "
                        + advice + (NOTHING_APPLIED if batch else ""),
                        usage=self.short_usage(target, before), **extra)
@@ -142,11 +139,15 @@ class WriteChecks:
         hand to many times its budget came back whole in every refusal (5,000 entries, 138 KB
         of the model's context, for one refused add)."""
         fitted = budget.fit(entries, self.limits[target])
-        shown = display_entries(list(fitted.shown), FILENAMES[target], self.screen.policy,
-                                self.reviewed(target, list(fitted.shown)))
+        shown = self._displayed(target, list(fitted.shown))
         if fitted.withheld:
             shown.append(budget.withheld_line(fitted, FILENAMES[target]))
         return shown
+
+    def _displayed(self, target: str, entries: list[str]) -> list[str]:
+        """``entries`` as a model may see them: withheld or rendered inert."""
+        return display_entries(entries, FILENAMES[target], self.screen.policy,
+                               self.reviewed(target, entries))
 
     def reviewed(self, target: str, entries: list[str]) -> frozenset[str]:
         """The entries in the staging zone that the store wrote (screened or approved); the

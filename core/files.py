@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memhost import jsondoc
 from memhost.locking import FlockLock, ProcessLock, process_lock, timed_out
 
 if TYPE_CHECKING:
@@ -225,8 +226,7 @@ def atomic_write_text(path: Path, text: str, *, follow_symlink: bool = False) ->
 
 
 def atomic_write_json(path: Path, data: Any) -> None:
-    """``data`` as readable JSON, or escaped where a string holds a lone surrogate (``\\udcff``,
-    which UTF-8 cannot write), so that it still reads back exactly."""
+    """``data`` as readable JSON, escaped where a lone surrogate makes UTF-8 impossible."""
     try:
         encoded = (json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n").encode()
     except UnicodeEncodeError:
@@ -311,8 +311,8 @@ def _read_all(fd: int, size: int) -> bytes:
 def read_json_or(path: Path, default: Any) -> Any:
     """Read a JSON file, or return ``default`` when it is missing or not valid JSON."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):  # nested too deeply to read: not valid either
+        return jsondoc.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
         return default
 
 

@@ -336,13 +336,11 @@ def find(text: str, lowered: str | None = None) -> set[str]:
                 continue
         elif present.isdisjoint(rule.literals):
             continue
-        # Where the last value found ends: a match starting inside it is part of a value masked
-        # whole. An anchored rule tried at each of "token=token=…"'s literals found the rest of
-        # the text each time, quadratic in time and in the values kept.
+        # Where the last value found ends: an anchored rule is not tried inside it, a value masked
+        # whole (tried at each of "token=token=…"'s literals, it found the rest of the text each
+        # time, quadratic in time and in the values kept). Other scopes never overlap.
         found_to = [-1]
         for match in _matches(rule, text, lowered, aligned, found_to):
-            if match.start() < found_to[0]:
-                continue
             value = match.group("secret").strip()
             if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
                 value = value[1:-1]

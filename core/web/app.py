@@ -19,10 +19,9 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
-
-from memhost import jsondoc
 from starlette.staticfiles import StaticFiles
 
+from memhost import jsondoc
 from memhost.web import api
 from memhost.web.security import Guard, Tokens, is_api
 
