@@ -238,13 +238,29 @@ def test_a_waiter_is_handed_the_lock_by_the_kernel_not_by_a_poll(
     waiter.release()
 
 
-def test_waits_reuse_one_waiting_thread(tmp_path: Path) -> None:
+def test_waits_reuse_one_waiting_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each contended wait runs on a waiting thread; one that finished is kept and takes the
     next wait, so a stream of contended writes does not start a thread for each."""
-    import _thread
+    # Counting the waiting threads started, not the process's threads: other tests' threads come
+    # and go while this one runs.
+    monkeypatch.setattr(locking, "_IDLE", [])  # no waiting thread left by an earlier test
+    started: list[locking._Waiter] = []
+    real_init = locking._Waiter.__init__
 
+    def counted_init(waiter: locking._Waiter) -> None:
+        started.append(waiter)
+        real_init(waiter)
+
+    monkeypatch.setattr(locking._Waiter, "__init__", counted_init)
+    waits = []
+    real_run = locking._BlockingWait._run
+
+    def counted_run(job: locking._BlockingWait) -> None:
+        waits.append(job)
+        real_run(job)
+
+    monkeypatch.setattr(locking._BlockingWait, "_run", counted_run)
     path = tmp_path / "MEMORY.md.lock"
-    counts = []
     for _ in range(5):
         holder = _hold(path)
         waiter = locking.FlockLock(str(path))
@@ -258,8 +274,8 @@ def test_waits_reuse_one_waiting_thread(tmp_path: Path) -> None:
         while not locking._IDLE and time.monotonic() < deadline:
             time.sleep(0.01)  # the waiting thread goes back to the idle list after handing over
         assert locking._IDLE, "no waiting thread was kept"
-        counts.append(_thread._count())
-    assert len(set(counts)) == 1, counts  # no thread started after the first wait
+    assert len(waits) == 5  # every wait was contended
+    assert len(started) == 1, started  # and all ran on the thread the first one started
 
 
 def test_idle_waiting_threads_are_bounded(tmp_path: Path) -> None:
