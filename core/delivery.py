@@ -4,9 +4,10 @@ Every write the manager hands the external provider (a synced turn, a mirrored m
 session boundary, a subtask) is appended to this manager's outbox journal first, then queued on
 the background worker, and acknowledged in the journal once the provider took it. A write made
 while the provider rests (unavailable this session) is journalled and parked until a session
-start brings it back. Journals left by managers that are gone are replayed once the provider
-has been initialised, ahead of any new write. A write that cannot be delivered is parked in
-``failed/`` (:mod:`memhost.deadletter`).
+start brings it back; one made after shutdown is kept in the outbox for the next manager.
+Journals left by managers that are gone are replayed once the provider has been initialised,
+ahead of any new write. A write that cannot be delivered is parked in ``failed/``
+(:mod:`memhost.deadletter`).
 """
 
 from __future__ import annotations
@@ -56,9 +57,7 @@ class Delivery:
         self.replay_if_due()
         record = None if self._closed() else self.journal.append(calls)
         if record is None:
-            # After shutdown the journal is closed; writing to it raised into the host's turn.
-            log.warning("memhost is shut down; dropped late write %s for provider %r", label,
-                        self.provider.name)
+            self._keep_late(label, calls)
             return
         if self.provider.health.unavailable:
             self._parked.append(record)  # journalled: a later session or start delivers it
@@ -66,6 +65,22 @@ class Delivery:
                 self._worker.submit(*then)
             return
         self._queue(self.journal, record, label, *then)
+
+    def _keep_late(self, label: str, calls: Calls) -> None:
+        """A write made after shutdown: a host thread still finishing a turn, or a manager a
+        :class:`memhost.MemoryHub` closed while the host held it. Its journal is closed, so it
+        goes to the outbox as a journal of its own, which the next manager started with this
+        provider delivers (as it does a manager's that is gone)."""
+        try:
+            kept = self.outbox.requeue([tuple(calls)])
+        except OSError as exc:
+            log.error("memhost is shut down, and its late write %s for provider %r could not be "
+                      "kept in %s (%s): it is lost", label, self.provider.name,
+                      self.outbox.folder, exc)
+            return
+        log.warning("memhost is shut down; its late write %s for provider %r is kept in %s and "
+                    "delivered when a manager next starts with that provider", label,
+                    self.provider.name, kept)
 
     def started(self) -> None:
         """The provider was initialised for a session: deliver what waited for it."""

@@ -14,7 +14,8 @@ that is between turns: its queued writes are delivered within ``memory.shutdown_
 kept in its outbox and delivered when the user comes back. A manager with a turn open
 (``begin_turn`` without its ``finish_turn``), or handed out less than ``MIN_IDLE_SECONDS`` ago,
 is never closed under the host, so the bound can be passed for as long as every open manager is
-in use. A user whose manager was closed gets a new one from the next ``manager(user_id)``, with
+in use; a turn with no call for ``ABANDONED_TURN_SECONDS`` counts as abandoned, not open. A write
+made through a manager after it was closed is kept in the outbox too. A user whose manager was closed gets a new one from the next ``manager(user_id)``, with
 the session it had restarted (and so a fresh snapshot of the memory).
 """
 
@@ -40,6 +41,9 @@ log = logging.getLogger("memhost.hub")
 DEFAULT_MAX_OPEN = 64
 #: A manager handed out this recently counts as in use: the host is about to call it.
 MIN_IDLE_SECONDS = 1.0
+#: A turn begun this long ago, with no call since, was abandoned: a host whose model call failed
+#: and that never called ``finish_turn`` would otherwise keep that manager open for ever.
+ABANDONED_TURN_SECONDS = 900.0
 OPENING_LOCKS = 64
 CLOSING_THREADS = 16
 
@@ -72,6 +76,8 @@ class MemoryHub:
         self.closed_to_make_room = 0
         #: Seconds after being handed out during which a manager counts as in use.
         self.min_idle = MIN_IDLE_SECONDS
+        #: Seconds without a call after which an open turn counts as abandoned.
+        self.abandoned_after = ABANDONED_TURN_SECONDS
 
     # -- users -----------------------------------------------------------------------------------
 
@@ -118,8 +124,15 @@ class MemoryHub:
         for user_id, manager in self._open.items():
             if len(victims) >= excess:
                 break
-            if manager.open_turns == 0 and now - self._handed_out.get(user_id, 0) >= self.min_idle:
+            abandoned = manager.open_turns > 0 and manager.quiet_seconds >= self.abandoned_after
+            if ((manager.open_turns == 0 or abandoned)
+                    and now - self._handed_out.get(user_id, 0) >= self.min_idle):
                 victims.append((user_id, manager))
+                if abandoned:
+                    log.warning("memory hub: user %r has a turn begun and not finished, with no "
+                                "call for %.0f s; it is taken for abandoned (finish_turn was "
+                                "never called) and the manager closed. Its later writes are "
+                                "kept in the outbox.", user_id, manager.quiet_seconds)
         for user_id, manager in victims:
             del self._open[user_id]
             self._handed_out.pop(user_id, None)
@@ -186,4 +199,4 @@ class MemoryHub:
         self.close()
 
 
-__all__ = ["DEFAULT_MAX_OPEN", "MemoryHub"]
+__all__ = ["ABANDONED_TURN_SECONDS", "DEFAULT_MAX_OPEN", "MemoryHub"]

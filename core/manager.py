@@ -11,9 +11,9 @@ boundaries and shutdown (:mod:`memhost.shutdown`). Every provider call is isolat
 from __future__ import annotations
 
 import copy
-import json
 import logging
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +35,7 @@ from memhost.security.redact import redact, redact_many
 from memhost.security.screen import Screen
 from memhost.shutdown import shut_down
 from memhost.status import manager_status
-from memhost.toolcalls import ToolCallShapeError, parse_arguments, read_tool_call
+from memhost.toolcalls import ToolCallShapeError, error_answer, parse_arguments, read_tool_call
 from memhost.toolrouter import ToolRouter
 from memhost.toolschemas import RESERVED_TOOL_NAMES, shape_tool_schema
 from memhost.turns import NudgeCounter, count_user_turns, flatten_content, is_trivial
@@ -103,6 +103,7 @@ class MemoryManager(ProviderRegistration):
         self._shutdown_report: ShutdownReport | None = None
         self._shutdown_lock = threading.Lock()
         self._open_turns = 0  # begun and not yet finished; see ``open_turns``
+        self._last_turn_call = time.monotonic()  # see ``quiet_seconds``
         self._turns_lock = threading.Lock()
 
         # Write approval reads the host's confirm callback when a write happens, so a host may
@@ -187,23 +188,27 @@ class MemoryManager(ProviderRegistration):
         """Run a memory tool the model called: a tool name and its arguments, or the tool call
         as the model API sent it back (see :mod:`memhost.toolcalls`). Always answers with a JSON
         string."""
+        self._last_turn_call = time.monotonic()
         try:
             name, arguments = read_tool_call(call, arguments)
         except ToolCallShapeError as exc:
-            return _json_error(str(exc))
+            return error_answer(str(exc))
         provider = self._router.get(name)
         if provider is None and name == "memory":
             provider = self._providers.get(BUILTIN)  # its answer says why memory is off
         if provider is not None and provider.health.unavailable:
-            return _json_error(f"Tool {name!r} is unavailable this session: "
-                               f"{provider.health.unavailable}")
+            return error_answer(f"Tool {name!r} is unavailable this session: "
+                                f"{provider.health.unavailable}")
+        if provider is not None and not provider.is_builtin and self.closed:
+            return error_answer(f"Tool {name!r} is unavailable: its memory provider was shut "
+                                "down. Go on without it; it answers again in a later turn.")
         if provider is None:
-            return _json_error(f"No memory tool is named {name!r}. Available: "
-                               f"{', '.join(self._router.names()) or 'none'}.")
+            return error_answer(f"No memory tool is named {name!r}. Available: "
+                                f"{', '.join(self._router.names()) or 'none'}.")
         try:
             arguments = parse_arguments(name, arguments)
         except ToolCallShapeError as exc:
-            return _json_error(str(exc))
+            return error_answer(str(exc))
         if not provider.is_builtin:
             # A copy: a provider that edits its arguments must not edit the host's dict.
             arguments = copy.deepcopy(redact(arguments))
@@ -214,7 +219,7 @@ class MemoryManager(ProviderRegistration):
             # background write of the same provider hit meanwhile on the worker thread.
             stats = provider.stats.get("handle_tool_call")
             error = stats.last_error if stats is not None and result is FAILED else ""
-            return _json_error(f"Tool {name!r} failed: {error or 'no answer'}")
+            return error_answer(f"Tool {name!r} failed: {error or 'no answer'}")
         return result
 
     # -- turns -----------------------------------------------------------------------------------
@@ -228,6 +233,7 @@ class MemoryManager(ProviderRegistration):
         with self._turns_lock:
             self._turns += 1
             self._open_turns += 1
+            self._last_turn_call = time.monotonic()
         self.builtin.tool.reset_turn()
         if self.reviewer is not None:
             self.reviewer.cancel()
@@ -255,6 +261,7 @@ class MemoryManager(ProviderRegistration):
         background review when due. Nothing happens for an interrupted turn."""
         with self._turns_lock:
             self._open_turns = max(0, self._open_turns - 1)
+            self._last_turn_call = time.monotonic()
         due, self._review_due = self._review_due, False
         user, answer = flatten_content(user_message), flatten_content(reply)
         if interrupted or not user.strip() or not answer.strip():
@@ -316,9 +323,13 @@ class MemoryManager(ProviderRegistration):
     @property
     def open_turns(self) -> int:
         """Turns begun and not yet finished: a :class:`memhost.MemoryHub` never closes a manager
-        in the middle of a turn to make room for another user."""
-        with self._turns_lock:
-            return self._open_turns
+        in the middle of a turn to make room for another user, unless the turn was abandoned."""
+        return self._open_turns
+
+    @property
+    def quiet_seconds(self) -> float:
+        """Seconds since the host last began or finished a turn or called a tool."""
+        return time.monotonic() - self._last_turn_call
 
     @property
     def closed(self) -> bool:
@@ -326,8 +337,7 @@ class MemoryManager(ProviderRegistration):
         return self._shutdown_report is not None
 
     def entries(self, target: str = "memory") -> list[MemoryEntry]:
-        """The builtin memory's entries of ``target`` (``memory`` or ``user``) as they are on
-        disk now, each with its metadata."""
+        """The ``memory`` or ``user`` entries of the builtin memory on disk, with metadata."""
         return read_entries(self.store, target)
 
     def __enter__(self) -> MemoryManager:
@@ -383,10 +393,6 @@ class MemoryManager(ProviderRegistration):
     def status(self) -> dict[str, Any]:
         """A JSON-serialisable picture of the manager, its providers and their faults."""
         return manager_status(self)
-
-
-def _json_error(message: str) -> str:
-    return json.dumps({"success": False, "error": message}, ensure_ascii=False)
 
 
 __all__ = ["BUILTIN_ONLY", "MemoryManager", "Turn"]

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from memhost import jsondoc
@@ -64,3 +65,8 @@ def parse_arguments(name: str, arguments: Any) -> dict[str, Any]:
     if not isinstance(arguments, dict):
         raise ToolCallShapeError(f"The arguments for {name!r} must be a JSON object.")
     return arguments
+
+
+def error_answer(message: str) -> str:
+    """A tool call's answer that it failed, and why (JSON text, as every answer is)."""
+    return json.dumps({"success": False, "error": message}, ensure_ascii=False)

@@ -4,7 +4,9 @@ that cannot name anything but a user's folder."""
 from __future__ import annotations
 
 import json
+import logging
 import stat
+import time
 from pathlib import Path
 
 import pytest
@@ -180,6 +182,40 @@ def test_a_closed_manager_keeps_its_queued_writes_in_the_outbox(home: Path) -> N
         wedged.release.set()
     journals = list((home / "users" / "alice" / "outbox" / "wedged").glob("*.jsonl"))
     assert journals, "the writes alice's manager could not deliver are not in her outbox"
+
+
+def test_a_turn_never_finished_does_not_keep_its_manager_open_for_ever(
+        home: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A host whose model call failed may never call ``finish_turn``. Such a turn pins its
+    manager open only until it has been quiet for ``hub.abandoned_after``; the turn's sync,
+    if the host does finish it later, goes to that user's outbox and reaches the provider
+    through the user's next manager."""
+    configure(home, "sqlite")
+    question = "Which port does the zqvok service listen on?"
+    with MemoryHub(home, max_open=1) as hub:
+        hub.min_idle = 0.0
+        hub.abandoned_after = 0.3
+        alice = hub.manager("alice")
+        alice.start_session("chat-alice")
+        alice.begin_turn(question)  # and the host's model call fails
+        hub.manager("bob").start_session("chat-bob")
+        assert "alice" in hub.status()["open"] and not alice.closed  # mid-turn: kept open
+        time.sleep(0.4)
+        with caplog.at_level(logging.WARNING, logger="memhost.hub"):
+            hub.manager("carol")
+        assert "alice" not in hub.status()["open"] and alice.closed
+        assert any("abandoned" in r.getMessage() and "'alice'" in r.getMessage()
+                   for r in caplog.records)
+
+        late = json.loads(alice.call_tool("recall_search", {"query": "zqvok"}))
+        assert late["success"] is False and "shut down" in late["error"], late
+        alice.finish_turn(question, "It listens on port 9431.")  # later after all
+        assert list((home / "users" / "alice" / "outbox" / "sqlite").glob("*.jsonl"))
+        again = hub.manager("alice")
+        assert again is not alice and again.session_id == "chat-alice"
+        assert again.flush(10)
+        found = json.loads(again.call_tool("recall_search", {"query": "zqvok port"}))
+        assert "9431" in json.dumps(found), found
 
 
 def test_a_manager_the_host_shut_down_is_replaced(home: Path) -> None:

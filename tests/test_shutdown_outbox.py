@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -81,8 +82,11 @@ def test_clean_shutdown_drains_then_shuts_down_in_reverse_once(home: Path) -> No
     assert journals(home, "rec") == []
 
 
-def test_late_work_after_shutdown_is_refused_with_a_warning(home: Path,
-                                                            caplog: pytest.LogCaptureFixture) -> None:
+def test_late_work_after_shutdown_is_kept_for_the_next_manager(home: Path,
+                                                               caplog: pytest.LogCaptureFixture) -> None:
+    """A write made after shutdown (a host thread still finishing its turn, or a manager a hub
+    closed while the host held it) is not the provider's to take any more, and not lost
+    either: the next manager started with that provider delivers it, in the order made."""
     rec = Recorder()
     manager = session(home, rec, "rec", "s")
     manager.shutdown(timeout=2)
@@ -90,17 +94,41 @@ def test_late_work_after_shutdown_is_refused_with_a_warning(home: Path,
     with caplog.at_level(logging.WARNING):
         manager.finish_turn("one more question", "one more answer")
         manager.subtask_finished("task", "result", "child")
-        manager.rotate("s2", "new", messages=[])
         manager.end_session([])
         answer = manager.call_tool("memory", {"action": "add", "target": "memory",
                                               "content": "Written after shutdown"})
     assert '"success": true' in answer  # the builtin store itself still works
     assert "Written after shutdown" in (home / "memories" / "MEMORY.md").read_text()
-    assert len(rec.calls) == before  # nothing reached the provider
+    assert len(rec.calls) == before  # nothing reached the provider that was shut down
     messages = [r.getMessage() for r in caplog.records]
-    assert any("shut" in m and "sync_turn" in m for m in messages)
+    assert any("shut down" in m and "sync_turn" in m and "kept" in m for m in messages), messages
     assert not any(r.exc_info for r in caplog.records)
     assert manager.flush(1) is True
+    assert len(journals(home, "rec")) == 4
+
+    fresh = Recorder()
+    after = session(home, fresh, "rec", "s2")
+    assert after.flush(5)
+    delivered = [hook for hook in fresh.hooks()
+                 if hook in ("sync_turn", "on_subtask", "session_end", "on_builtin_write")]
+    assert delivered == ["sync_turn", "on_subtask", "session_end", "on_builtin_write"]
+    assert fresh.of("sync_turn")[0]["user_content"] == "one more question"
+    assert fresh.of("on_builtin_write")[0]["content"] == "Written after shutdown"
+    after.shutdown(timeout=2)
+    assert journals(home, "rec") == []  # each delivered once, then gone
+
+
+def test_a_late_write_that_cannot_be_kept_is_reported_as_lost(home: Path,
+                                                              caplog: pytest.LogCaptureFixture) -> None:
+    manager = session(home, Recorder(), "rec", "s")
+    manager.shutdown(timeout=2)
+    outbox = home / "outbox" / "rec"
+    shutil.rmtree(outbox)
+    outbox.write_text("a file where the outbox folder should be\n")  # no journal can go there
+    with caplog.at_level(logging.WARNING):
+        manager.finish_turn("one more question", "one more answer")
+    lost = [r for r in caplog.records if r.levelno == logging.ERROR]
+    assert lost and "lost" in lost[0].getMessage() and "sync_turn" in lost[0].getMessage()
 
 
 def test_provider_reported_loss_is_completed_with_loss(home: Path) -> None:
