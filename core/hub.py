@@ -105,7 +105,7 @@ class MemoryHub:
             with self._lock:
                 self._open[user_id] = manager
                 self._handed_out[user_id] = time.monotonic()
-                victims = self._make_room()
+                victims = self._make_room(opened=user_id)
         for victim, old in victims:  # outside every lock: a shutdown may take its whole bound
             self._close(victim, old)
         return manager
@@ -116,14 +116,17 @@ class MemoryHub:
         if closing is not None:
             closing.wait()
 
-    def _make_room(self) -> list[tuple[str, MemoryManager]]:
-        """Take the least recently used idle managers over the bound out of the open set."""
+    def _make_room(self, opened: str) -> list[tuple[str, MemoryManager]]:
+        """Take the least recently used idle managers over the bound out of the open set; never
+        ``opened``, the one being handed out (with ``min_idle`` 0 it would count as idle)."""
         excess = len(self._open) - self.max_open
         now = time.monotonic()
         victims = []
         for user_id, manager in self._open.items():
             if len(victims) >= excess:
                 break
+            if user_id == opened:
+                continue
             abandoned = manager.open_turns > 0 and manager.quiet_seconds >= self.abandoned_after
             if ((manager.open_turns == 0 or abandoned)
                     and now - self._handed_out.get(user_id, 0) >= self.min_idle):

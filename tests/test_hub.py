@@ -184,6 +184,22 @@ def test_a_closed_manager_keeps_its_queued_writes_in_the_outbox(home: Path) -> N
     assert journals, "the writes alice's manager could not deliver are not in her outbox"
 
 
+def test_the_manager_being_handed_out_is_never_the_one_closed(home: Path) -> None:
+    """With every other open manager mid-turn, the bound is passed rather than closing the
+    manager the host just asked for, even with ``min_idle`` 0."""
+    with MemoryHub(home, max_open=1) as hub:
+        hub.min_idle = 0.0
+        alice = hub.manager("alice")
+        alice.start_session("chat-alice")
+        alice.begin_turn("A turn that is still open.")
+        bob = hub.manager("bob")
+        assert not bob.closed and hub.status()["open"] == ["alice", "bob"]
+        bob.start_session("chat-bob")
+        add(bob, "Bob's manager was usable.")
+        alice.finish_turn("A turn that is still open.", "Done.")
+    assert "usable" in (home / "users" / "bob" / "memories" / "USER.md").read_text()
+
+
 def test_a_turn_never_finished_does_not_keep_its_manager_open_for_ever(
         home: Path, caplog: pytest.LogCaptureFixture) -> None:
     """A host whose model call failed may never call ``finish_turn``. Such a turn pins its
