@@ -131,8 +131,12 @@ class BackgroundWorker:
         with self._cond:
             if not self._accepting:
                 for task in tasks:
-                    log.warning("memhost is shutting down; dropped late %s task %s", task.kind,
-                                task.label)
+                    if task.kind == "write":  # journalled before it was queued: not lost
+                        log.warning("memhost is shutting down; late write %s stays in the "
+                                    "outbox for the next start", task.label)
+                    else:
+                        log.warning("memhost is shutting down; dropped late %s task %s",
+                                    task.kind, task.label)
                 return False
             self._queue.extend(tasks)
             self._ensure_thread()

@@ -201,6 +201,38 @@ def test_wedged_provider_shutdown_is_bounded_and_replayed_once(home: Path) -> No
     assert replayed(home, "store", "s3") == []
 
 
+def test_a_turn_finished_while_shutdown_waits_reaches_the_next_manager(
+        home: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Another thread finishing a turn while shutdown waits for a wedged provider: the worker
+    takes no new task any more, but the write was journalled first, so it is kept, said to be
+    kept, and delivered once by the next manager."""
+    wedged = WedgedSync()
+    first = session(home, wedged, "store", "s1")
+    turn(first, 1)
+    assert wedged.entered.wait(5)
+
+    def finish_late() -> None:
+        # As soon as shutdown has begun: its drain waits the whole bound for the wedged call.
+        wait_for(lambda: not first._worker._accepting)
+        turn(first, 2)
+
+    late = threading.Thread(target=finish_late)
+    late.start()
+    try:
+        with caplog.at_level(logging.WARNING):
+            report = first.shutdown(timeout=2.0)
+        late.join(5)
+    finally:
+        wedged.release.set()
+    assert report.status == "timed_out"
+    messages = [r.getMessage() for r in caplog.records]
+    assert any("late write sync_turn stays in the outbox" in m for m in messages), messages
+    assert not any("dropped late write" in m for m in messages), messages
+    wait_for(lambda: "shutdown" in wedged.hooks())
+    assert replayed(home, "store", "s2") == ["question number 2"]
+    assert replayed(home, "store", "s3") == []
+
+
 class DatabaseDown(Recorder):
     @hookimpl
     def sync_turn(self) -> None:
