@@ -103,9 +103,14 @@ class MemoryHub:
             if session is not None:
                 manager.start_session(session[0], context=session[1])
             with self._lock:
-                self._open[user_id] = manager
-                self._handed_out[user_id] = time.monotonic()
-                victims = self._make_room(opened=user_id)
+                closed_meanwhile = self._closed
+                if not closed_meanwhile:
+                    self._open[user_id] = manager
+                    self._handed_out[user_id] = time.monotonic()
+                    victims = self._make_room(opened=user_id)
+            if closed_meanwhile:  # close() ran while this one opened: it never saw it
+                manager.shutdown()
+                self._check_not_closed()
         for victim, old in victims:  # outside every lock: a shutdown may take its whole bound
             self._close(victim, old)
         return manager

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import stat
+import threading
 import time
 from pathlib import Path
 
@@ -14,7 +15,7 @@ import pytest
 from descriptors import needs_proc, open_files_under
 from memhost import MemoryHub, MemoryManager
 from memhost.users import UserIdError, check_user_id
-from providers_for_tests import Recorder
+from providers_for_tests import Recorder, wait_for
 from recall_helpers import configure
 
 
@@ -250,6 +251,39 @@ def test_a_closed_hub_refuses_new_managers(home: Path) -> None:
     assert memory.closed and reports["alice"].status == "drained"
     with pytest.raises(RuntimeError, match="closed"):
         hub.manager("alice")
+
+
+def test_a_manager_opening_while_the_hub_closes_is_shut_down_too(
+        home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """close() shuts down the managers it finds open; one still being opened then is shut
+    down by its opening, which raises as any opening after close() does."""
+    made: list[MemoryManager] = []
+    may_finish = threading.Event()
+    real = MemoryManager.from_config.__func__
+
+    def slow_open(cls: type[MemoryManager], *args: object, **kwargs: object) -> MemoryManager:
+        made.append(real(cls, *args, **kwargs))
+        may_finish.wait(10)
+        return made[-1]
+
+    monkeypatch.setattr(MemoryManager, "from_config", classmethod(slow_open))
+    hub = MemoryHub(home)
+    outcome: dict[str, object] = {}
+
+    def open_alice() -> None:
+        try:
+            outcome["manager"] = hub.manager("alice")
+        except RuntimeError as exc:
+            outcome["error"] = exc
+
+    opening = threading.Thread(target=open_alice)
+    opening.start()
+    wait_for(lambda: made)
+    assert hub.close() == {}
+    may_finish.set()
+    opening.join(10)
+    assert "closed" in str(outcome.get("error")), outcome
+    assert made[0].closed and hub.status()["open"] == []
 
 
 def test_max_open_must_be_positive(home: Path) -> None:
