@@ -3,11 +3,11 @@
 Every write the manager hands the external provider (a synced turn, a mirrored memory write, a
 session boundary, a subtask) is appended to this manager's outbox journal first, then queued on
 the background worker, and acknowledged in the journal once the provider took it. A write made
-while the provider rests (unavailable this session) is journalled and parked until a session
-start brings it back; one made after shutdown is kept in the outbox for the next manager.
-Journals left by managers that are gone are replayed once the provider has been initialised,
-ahead of any new write. A write that cannot be delivered is parked in ``failed/``
-(:mod:`memhost.deadletter`).
+while the provider rests (unavailable) is journalled and parked until it starts again (at a
+session start, or revived by :mod:`memhost.revival`); one made after shutdown is kept in the
+outbox for the next manager. Journals left by managers that are gone are replayed once the
+provider has been initialised, ahead of any new write. A write that cannot be delivered is
+parked in ``failed/`` (:mod:`memhost.deadletter`).
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ class Delivery:
         self._replay_due = True
         self._replay_lock = threading.Lock()
         self._parked: list[Record] = []  # written while the provider is unavailable
+        self._parking = threading.Lock()
 
     @property
     def journals(self) -> list[Journal]:
@@ -59,12 +60,13 @@ class Delivery:
         if record is None:
             self._keep_late(label, calls)
             return
-        if self.provider.health.unavailable:
-            self._parked.append(record)  # journalled: a later session or start delivers it
-            if then:
-                self._worker.submit(*then)
-            return
-        self._queue(self.journal, record, label, *then)
+        with self._parking:  # against resume(): parked writes go first, in order
+            if not self.provider.health.unavailable:
+                self._queue(self.journal, record, label, *then)
+                return
+            self._parked.append(record)  # journalled: delivered once the provider starts
+        if then:
+            self._worker.submit(*then)
 
     def _keep_late(self, label: str, calls: Calls) -> None:
         """A write made after shutdown: a host thread still finishing a turn, or a manager a
@@ -82,11 +84,16 @@ class Delivery:
                     "delivered when a manager next starts with that provider", label,
                     self.provider.name, kept)
 
-    def started(self) -> None:
-        """The provider was initialised for a session: deliver what waited for it."""
-        parked, self._parked = self._parked, []
-        for record in parked:
-            self._queue(self.journal, record, f"parked {record.calls[0][0]}")
+    def started(self, *, revived: bool = False) -> None:
+        """The provider was initialised for a session, or ``revived`` during one (it becomes
+        available here, so that no new write overtakes those that waited): deliver what
+        waited for it."""
+        with self._parking:
+            if revived:
+                self.provider.health.mark_available()
+            parked, self._parked = self._parked, []
+            for record in parked:
+                self._queue(self.journal, record, f"parked {record.calls[0][0]}")
         self.replay_if_due()
 
     def replay_if_due(self) -> None:

@@ -1,8 +1,9 @@
 """Whether a provider can be trusted right now: ``ok``, ``degraded`` or ``unavailable``.
 
 - **unavailable**: the provider could not start this session (its ``initialize`` failed or gave no
-  answer in time: usually a service it cannot reach). The manager stops calling it until the
-  next session start, keeps its writes in the outbox for later, and says so in ``status()``.
+  answer in time: usually a service it cannot reach). The manager stops calling it, keeps its
+  writes in the outbox for later, and says so in ``status()``; it starts it again at the next
+  session start, and every :data:`RETRY_SECONDS` while turns go on (:mod:`memhost.revival`).
 - **degraded**: it runs, but one of its hooks failed several calls in a row, or writes it could
   not take were parked in the outbox's ``failed/`` folder. ``last_error`` says why.
 - **ok**: neither.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,11 +25,14 @@ log = logging.getLogger("memhost")
 
 #: Consecutive failures of one hook after which a provider counts as degraded.
 DEGRADED_AFTER = 3
+#: Seconds between two tries to start an unavailable provider again (:mod:`memhost.revival`).
+RETRY_SECONDS = 60.0
 
 
 class Health:
     def __init__(self) -> None:
         self.unavailable = ""  # why, while the provider is unavailable this session
+        self.unavailable_since = 0.0  # time.monotonic() when it became so
         self.last_error = ""
         self.failed_writes = 0  # writes this manager parked in failed/
         self._streaks: dict[str, int] = {}
@@ -73,13 +78,17 @@ class Health:
         """``provider``'s ``initialize`` failed: say so, loudly, once for the session."""
         stats = provider.stats.get("initialize")
         self.unavailable = (stats.last_error if stats else "") or "initialize failed"
+        self.unavailable_since = time.monotonic()
         log.warning("memory provider %r is unavailable for session %r: %s. Recall and its tools "
-                    "are off, and its writes wait in the outbox, until a later session starts "
-                    "it.", provider.name, session_id, self.unavailable)
+                    "are off, and its writes wait in the outbox, until it starts: memhost tries "
+                    "again every %.0f s while turns go on, and at the next session start.",
+                    provider.name, session_id, self.unavailable, RETRY_SECONDS)
         self._changed()
 
     def mark_available(self) -> None:
-        self.unavailable = ""
+        if self.unavailable:
+            self.unavailable = ""
+            self._changed()
 
     @property
     def failing_hooks(self) -> dict[str, int]:
@@ -97,8 +106,9 @@ class Health:
         """One sentence for ``status()["problems"]``, or ``None`` when the provider is ok."""
         state = self.state
         if state == "unavailable":
-            return (f"unavailable this session: {self.unavailable}. Its writes wait in the outbox "
-                    "until a later session starts it; recall and its tools are off until then")
+            return (f"unavailable: {self.unavailable}. Its writes wait in the outbox until it "
+                    f"starts (tried again every {RETRY_SECONDS:.0f} s while turns go on, and at "
+                    "the next session start); recall and its tools are off until then")
         if state == "degraded":
             failing = ", ".join(f"{hook} failed {n} calls in a row"
                                 for hook, n in self.failing_hooks.items())

@@ -164,8 +164,8 @@ class MemoryManager(ProviderRegistration):
         if provider is not self._external:
             return
         if done is FAILED:
-            # Usually a service it cannot reach: it rests until the next session start, rather
-            # than stall every turn behind the same failure.
+            # Usually a service it cannot reach: it rests, started again now and then off the
+            # host's thread (memhost.revival), rather than stall every turn behind the failure.
             provider.health.mark_unavailable(provider, self.session_id)
             return
         assert self._delivery is not None
@@ -197,7 +197,7 @@ class MemoryManager(ProviderRegistration):
         if provider is None and name == "memory":
             provider = self._providers.get(BUILTIN)  # its answer says why memory is off
         if provider is not None and provider.health.unavailable:
-            return error_answer(f"Tool {name!r} is unavailable this session: "
+            return error_answer(f"Tool {name!r} is unavailable for now: "
                                 f"{provider.health.unavailable}")
         if provider is not None and not provider.is_builtin and self.closed:
             return error_answer(f"Tool {name!r} is unavailable: its memory provider was shut "
@@ -242,6 +242,7 @@ class MemoryManager(ProviderRegistration):
         if self._external is None:
             recall, raw = "no-provider", ""
         elif self._external.health.unavailable:
+            self._revive_if_due()  # this turn goes on without recall
             recall, raw = "unavailable", ""
         elif is_trivial(query):
             recall, raw = "skipped-trivial", ""

@@ -272,10 +272,10 @@ class ProviderSet:
         if hook not in provider.hooks:
             return None
         if provider.health.unavailable and hook not in ("initialize", "shutdown"):
-            # Resting until the next session start (see memhost.health). A write queued before
-            # it became unavailable waits in the outbox rather than count as delivered.
+            # Resting until it starts again (memhost.health, memhost.revival). A write queued
+            # before it became unavailable waits in the outbox rather than count as delivered.
             if retryable:
-                raise RetryableError(f"provider {provider.name!r} is unavailable this session")
+                raise RetryableError(f"provider {provider.name!r} is unavailable for now")
             return None
         if provider.call_timeout is not None and hook in BOUNDED_HOOKS:
             return self._bounded(provider, hook, kwargs)

@@ -23,6 +23,7 @@ from memhost.healthrecord import HealthRecorder
 from memhost.home import config_path
 from memhost.outbox import Outbox
 from memhost.providers import FAILED, Provider, ProviderSet
+from memhost.revival import Revival
 from memhost.toolrouter import ToolRouter
 from memhost.worker import BackgroundWorker
 
@@ -49,6 +50,10 @@ class ProviderRegistration:
     _worker: BackgroundWorker
     _external: Provider | None
     _delivery: Delivery | None
+    _revival: Revival | None = None
+    context: str
+    user_id: str
+    closed: bool
     #: How the configured provider is found and its config read: afresh (``None``), or once
     #: for all of a hub's users.
     _reads: ProviderReads | None
@@ -137,6 +142,7 @@ class ProviderRegistration:
             self._external = provider
             self._delivery = Delivery(self.home, provider, self._providers, self._worker, outbox,
                                       journal, closed=lambda: self._shutdown_report is not None)
+            self._revival = Revival()
             recorder = HealthRecorder(self.home, name)  # what doctor reports of a running host
             provider.health.watch(recorder, recorder.initial_state())
             if self.session_id:
@@ -144,6 +150,29 @@ class ProviderRegistration:
         log.info("memory provider %r registered (%d tools)", name,
                  self._router.count(provider))
         return provider
+
+    def _revive_if_due(self) -> None:
+        """The external provider is unavailable: start it again, off this thread, when it is
+        due (:mod:`memhost.revival`)."""
+        if self._external is not None and self._revival is not None and not self.closed:
+            self._revival.start_if_due(self._external, self._revive_external)
+
+    def _revive_external(self) -> bool:
+        """Run on the revival's thread: ``initialize`` the external provider for the current
+        session; once it succeeds, the provider is available and what waited is delivered."""
+        provider, delivery = self._external, self._delivery
+        if provider is None or delivery is None or self.closed:
+            return False
+        done = self._providers.call(provider, "initialize", session_id=self.session_id,
+                                    home=self.home, config=self._provider_config(provider.name),
+                                    context=self.context, user_id=self.user_id)
+        if done is FAILED:
+            return False
+        if self.closed:  # shut down meanwhile: what initialize opened is closed again
+            self._providers.call(provider, "shutdown")
+            return False
+        delivery.started(revived=True)
+        return True
 
     def _problem(self, provider: str, message: str) -> None:
         self.problems.append({"provider": provider, "problem": message})
