@@ -138,3 +138,15 @@ def test_a_manager_shut_down_is_not_started_again(home: Path,
     provider.down = False
     assert manager.begin_turn("a question about the billing api").recall != "ok"
     assert provider.starts == 1
+
+
+def test_the_mcp_recall_tool_says_the_provider_is_unavailable(home: Path) -> None:
+    pytest.importorskip("mcp", reason="the mcp extra is not installed")
+    from memhost.mcp.catalog import recall
+
+    manager = start(home, ServiceDown())
+    try:
+        text, failed = recall(manager, "which port does the billing api use?")
+    finally:
+        manager.shutdown(timeout=2)
+    assert failed and "'store' is unavailable for now" in text and "memhost doctor" in text

@@ -66,6 +66,10 @@ def recall(manager: MemoryManager, query: Any, *, untrusted: bool = False) -> tu
                       "(memory.prefetch_timeout). Carry on without it.", False),
         "failed": (f"Nothing recalled: memory provider {name!r} failed (`memhost doctor` shows "
                    "why). Carry on without it.", True),
+        "unavailable": (f"Nothing recalled: memory provider {name!r} is unavailable for now "
+                        "(its service could not be reached; memhost tries to start it again "
+                        "every minute, and `memhost doctor` shows why). Carry on without it.",
+                        True),
     }
     return answers.get(turn.recall, (f"Nothing recalled ({turn.recall}).", False))
 
