@@ -19,11 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from memhost.deadletter import DeadLetters
-from memhost.outbox import Journal, Outbox, Record
+from memhost.faultlog import FaultLog
+from memhost.outbox import Journal, Outbox, Record, encode_line
 from memhost.providers import FAILED, Provider, ProviderSet
 from memhost.worker import BackgroundWorker, Task, WriteFailed
 
 log = logging.getLogger("memhost")
+_FAULTS = FaultLog(log)
 
 Calls = list[tuple[str, dict[str, Any]]]
 
@@ -44,7 +46,8 @@ class Delivery:
         # initialised (a provider opens its connection there), and before any new write.
         self._replay_due = True
         self._replay_lock = threading.Lock()
-        self._parked: list[Record] = []  # written while the provider is unavailable
+        # Written while the provider is unavailable, with the journal that holds each.
+        self._parked: list[tuple[Journal | _Unjournalled, Record]] = []
         self._parking = threading.Lock()
 
     @property
@@ -56,15 +59,23 @@ class Delivery:
         """Journal ``calls`` (one write) and queue them for the provider, with the tasks
         ``then`` right behind them in the same hand-off to the worker."""
         self.replay_if_due()
-        record = None if self._closed() else self.journal.append(calls)
+        journal: Journal | _Unjournalled = self.journal
+        try:
+            record = None if self._closed() else self.journal.append(calls)
+        except OSError as exc:  # a full disk: deliver it all the same, from memory
+            journal, record = _Unjournalled(), _Unjournalled.record(self.journal.path, calls)
+            _FAULTS.repeated(self.provider.name, "journal", (
+                f"memhost could not journal write {label} for provider {self.provider.name!r} "
+                f"in {self.journal.path} ({exc}); it is delivered from memory, and lost if "
+                "this process ends before that"))
         if record is None:
             self._keep_late(label, calls)
             return
         with self._parking:  # against resume(): parked writes go first, in order
             if not self.provider.health.unavailable:
-                self._queue(self.journal, record, label, *then)
+                self._queue(journal, record, label, *then)
                 return
-            self._parked.append(record)  # journalled: delivered once the provider starts
+            self._parked.append((journal, record))  # delivered once the provider starts
         if then:
             self._worker.submit(*then)
 
@@ -92,8 +103,8 @@ class Delivery:
             if revived:
                 self.provider.health.mark_available()
             parked, self._parked = self._parked, []
-            for record in parked:
-                self._queue(self.journal, record, f"parked {record.calls[0][0]}")
+            for journal, record in parked:
+                self._queue(journal, record, f"parked {record.calls[0][0]}")
         self.replay_if_due()
 
     def replay_if_due(self) -> None:
@@ -113,7 +124,8 @@ class Delivery:
             self._replaying.append(journal)
             self._worker.submit(Task("marker", "close replayed journal", journal.close))
 
-    def _queue(self, journal: Journal, record: Record, label: str, *then: Task) -> None:
+    def _queue(self, journal: Journal | _Unjournalled, record: Record, label: str,
+               *then: Task) -> None:
         provider = self.provider
         remaining: Calls = []
         started = False
@@ -134,3 +146,15 @@ class Delivery:
                                  lambda error, attempts: self.dead.park_for(
                                      provider, remaining if started else list(record.calls),
                                      error, attempts)), *then)
+
+
+class _Unjournalled:
+    """Stands in for the journal of a write that could not be journalled: nothing to
+    acknowledge."""
+
+    @staticmethod
+    def record(path: Path, calls: Calls) -> Record:
+        return Record(path, 0, encode_line({"seq": 0, "calls": [[h, kw] for h, kw in calls]}))
+
+    def ack(self, seq: int) -> None:
+        pass

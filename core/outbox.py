@@ -8,8 +8,10 @@ manager started with that provider replays its unacknowledged writes, in order, 
 each one in the same journal, and deletes the journal once every write is through.
 
 A write is delivered once, except in one narrow window: a process killed after the provider
-returned but before the acknowledgement reached the file delivers that write again on replay.
-Journals are flushed to the OS on every append (a killed process loses nothing) but not fsynced.
+returned but before the acknowledgement reached the file delivers that write again on replay,
+as does an acknowledgement the disk had no room for. Journals are flushed to the OS on every
+append (a killed process loses nothing) but not fsynced. A write the journal has no room for
+is delivered from memory (:mod:`memhost.delivery`).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from typing import Any
 import orjson
 
 from memhost import jsondoc, locking
+from memhost.faultlog import FaultLog
 from memhost.files import (
     atomic_write_bytes,
     ensure_private_dir,
@@ -37,6 +40,7 @@ from memhost.files import (
 from memhost.locking import ProcessLock, process_lock
 
 log = logging.getLogger(__name__)
+_ACK_FAULTS = FaultLog(log)
 
 #: A journal with nothing owed is emptied once it holds this many bytes. A manager lives as long
 #: as its host (a gateway runs for weeks) and journals every turn it syncs, acknowledged or not:
@@ -90,6 +94,7 @@ class Journal:
         self._owed = {record.seq for record in self.pending()}
         self._next_seq = 1 + max(self._owed, default=0)
         self._bytes = os.fstat(self._fd).st_size
+        self._torn = False  # a write failed part way: the next line starts on a line of its own
         self.closed = False
 
     def append(self, calls: list[tuple[str, dict[str, Any]]]) -> Record | None:
@@ -111,11 +116,20 @@ class Journal:
         return Record(self.path, seq, line)
 
     def ack(self, seq: int) -> None:
+        """Record that write ``seq`` was delivered. If that cannot be written (a full disk),
+        the write is delivered again by the manager that replays this journal, which a
+        WARNING says: better twice than never."""
         with self._mutex:
             if self.closed:
                 return
-            self._write({"ack": seq})
             self._owed.discard(seq)
+            try:
+                self._write({"ack": seq})
+            except OSError as exc:
+                _ACK_FAULTS.repeated(self.path.parent.name, "ack", (
+                    f"could not record a delivered write in {self.path} ({exc}); a later "
+                    "replay of this journal delivers it again"))
+                return
             if not self._owed and self._bytes >= COMPACT_BYTES:
                 # Every line is a delivered write or its acknowledgement: an empty journal says
                 # the same, and a crash either side of the truncation leaves nothing owed.
@@ -124,8 +138,16 @@ class Journal:
 
     def _write(self, data: dict[str, Any]) -> bytes:
         line = encode_line(data)
-        self._bytes += len(line)
-        write_all(self._fd, line)
+        # After a write that failed part way (a full disk), a newline first: the torn line is
+        # then skipped on its own, instead of taking this one with it.
+        out = b"\n" + line if self._torn else line
+        try:
+            write_all(self._fd, out)
+        except OSError:
+            self._torn = True
+            raise
+        self._torn = False
+        self._bytes += len(out)
         return line
 
     def pending(self) -> list[Record]:

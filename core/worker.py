@@ -183,6 +183,9 @@ class BackgroundWorker:
             try:
                 if self._run(task) and task.acknowledge is not None:
                     task.acknowledge()
+            except Exception:  # noqa: BLE001 - the one thread behind every write must live on
+                log.exception("memhost's background worker: task %s failed after it ran; the "
+                              "queue goes on", task.label)
             finally:
                 task.done.set()
                 with self._cond:

@@ -482,3 +482,120 @@ def test_a_journal_line_reads_back_as_it_will_be_delivered_and_replayed(
         assert [r.calls for r in journal.pending()] == [expected]
     finally:
         journal.close()
+
+
+def _failing_writes(monkeypatch: pytest.MonkeyPatch, *, times: int, part: bool = False) -> None:
+    """The next ``times`` journal writes fail as on a full disk (``part``: after writing half
+    of the line)."""
+    import errno
+
+    from memhost import outbox
+
+    real = outbox.write_all
+    left = [times]
+
+    def write_all(fd: int, data: bytes) -> None:
+        if left[0] <= 0:
+            return real(fd, data)
+        left[0] -= 1
+        if part:
+            os.write(fd, data[: len(data) // 2])
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(outbox, "write_all", write_all)
+
+
+def test_a_write_that_cannot_be_journalled_is_still_delivered(
+        home: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """A full disk under the outbox must not break the host's turn, nor lose the write while
+    the process lives: it is delivered from memory, with a WARNING saying what is at risk."""
+    rec = Recorder()
+    manager = session(home, rec, "rec", "s")
+    _failing_writes(monkeypatch, times=2)
+    with caplog.at_level(logging.WARNING):
+        turn(manager, 1)  # its sync_turn, then the memory write's mirror, are not journalled
+        answer = manager.call_tool("memory", {"action": "add", "target": "memory",
+                                              "content": "Deploys go through staging."})
+    assert '"success": true' in answer
+    turn(manager, 2)  # the disk has room again
+    assert manager.flush(5)
+    assert synced(rec) == ["question number 1", "question number 2"]
+    assert [w["content"] for w in rec.of("on_builtin_write")] == ["Deploys go through staging."]
+    assert any("could not journal write sync_turn" in r.getMessage() for r in caplog.records)
+    assert manager.shutdown(timeout=2).status == "drained"
+
+
+def test_an_acknowledgement_that_cannot_be_written_stops_nothing(
+        home: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """The write was delivered; only its acknowledgement is missing, so the queue goes on and
+    a later replay delivers that write again (twice rather than never), and says so."""
+    rec = Recorder()
+    manager = session(home, rec, "rec", "s")
+    turn(manager, 1)
+    assert manager.flush(5)
+    from memhost import outbox
+
+    real_ack = outbox.Journal.ack
+
+    def ack_on_a_full_disk(journal: outbox.Journal, seq: int) -> None:
+        _failing_writes(monkeypatch, times=1)
+        real_ack(journal, seq)
+
+    monkeypatch.setattr(outbox.Journal, "ack", ack_on_a_full_disk)
+    with caplog.at_level(logging.WARNING):
+        turn(manager, 2)
+        assert manager.flush(5)
+    monkeypatch.setattr(outbox.Journal, "ack", real_ack)
+    turn(manager, 3)  # the worker lives on
+    assert manager.flush(5)
+    assert synced(rec) == ["question number 1", "question number 2", "question number 3"]
+    assert any("could not record a delivered write" in r.getMessage() for r in caplog.records)
+    manager.shutdown(timeout=2)
+    assert replayed(home, "rec", "s2") == ["question number 2"]
+
+
+def test_a_journal_line_torn_by_a_full_disk_costs_no_later_line(
+        home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A write that reached the journal only in part leaves a torn line; the next line starts
+    on a line of its own, so a replay still reads it."""
+    wedged = WedgedSync()
+    manager = session(home, wedged, "store", "s")
+    turn(manager, 1)  # stuck in the provider: every later write stays owed
+    assert wedged.entered.wait(5)
+    _failing_writes(monkeypatch, times=1, part=True)
+    turn(manager, 2)  # torn in the journal, delivered from memory
+    turn(manager, 3)
+    try:
+        manager.shutdown(timeout=0.3)
+    finally:
+        wedged.release.set()
+    wait_for(lambda: "shutdown" in wedged.hooks())
+    assert replayed(home, "store", "s2") == ["question number 3"]
+
+
+def test_the_worker_outlives_a_task_that_fails_after_it_ran(
+        home: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """One thread runs every provider write: whatever goes wrong after a write ran (here its
+    acknowledgement) is logged, and the writes behind it still run."""
+    from memhost import outbox
+
+    rec = Recorder()
+    manager = session(home, rec, "rec", "s")
+    real_ack = outbox.Journal.ack
+    broken = [True]
+
+    def ack_once_broken(journal: outbox.Journal, seq: int) -> None:
+        if broken[0]:
+            broken[0] = False
+            raise RuntimeError("the acknowledgement went wrong")
+        real_ack(journal, seq)
+
+    monkeypatch.setattr(outbox.Journal, "ack", ack_once_broken)
+    with caplog.at_level(logging.ERROR):
+        turn(manager, 1)
+        assert manager.flush(5)
+    turn(manager, 2)
+    assert manager.flush(5)
+    assert synced(rec) == ["question number 1", "question number 2"]
+    assert any("the queue goes on" in r.getMessage() for r in caplog.records)
+    manager.shutdown(timeout=2)
