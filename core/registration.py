@@ -160,14 +160,14 @@ class ProviderRegistration:
     def _revive_external(self) -> bool:
         """Run on the revival's thread: ``initialize`` the external provider for the current
         session; once it succeeds, the provider is available and what waited is delivered."""
-        provider, delivery = self._external, self._delivery
+        provider, delivery, session_id = self._external, self._delivery, self.session_id
         if provider is None or delivery is None or self.closed:
             return False
-        done = self._providers.call(provider, "initialize", session_id=self.session_id,
+        done = self._providers.call(provider, "initialize", session_id=session_id,
                                     home=self.home, config=self._provider_config(provider.name),
                                     context=self.context, user_id=self.user_id)
-        if done is FAILED:
-            return False
+        if done is FAILED or session_id != self.session_id:
+            return False  # (a new session started meanwhile: its own initialize decides)
         if self.closed:  # shut down meanwhile: what initialize opened is closed again
             self._providers.call(provider, "shutdown")
             return False
