@@ -71,7 +71,7 @@ class Delivery:
         if record is None:
             self._keep_late(label, calls)
             return
-        with self._parking:  # against resume(): parked writes go first, in order
+        with self._parking:  # against started(revived=True): parked writes go first, in order
             if not self.provider.health.unavailable:
                 self._queue(journal, record, label, *then)
                 return

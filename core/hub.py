@@ -14,9 +14,10 @@ that is between turns: its queued writes are delivered within ``memory.shutdown_
 kept in its outbox and delivered when the user comes back. A manager with a turn open
 (``begin_turn`` without its ``finish_turn``), or handed out less than ``MIN_IDLE_SECONDS`` ago,
 is never closed under the host, so the bound can be passed for as long as every open manager is
-in use; a turn with no call for ``ABANDONED_TURN_SECONDS`` counts as abandoned, not open. A write
-made through a manager after it was closed is kept in the outbox too. A user whose manager was closed gets a new one from the next ``manager(user_id)``, with
-the session it had restarted (and so a fresh snapshot of the memory).
+in use; a turn with no call for ``ABANDONED_TURN_SECONDS`` counts as abandoned, not open. A
+write made through a manager after it was closed is kept in the outbox too. A user whose
+manager was closed gets a new one from the next ``manager(user_id)``, with the session it had
+restarted (and so a fresh snapshot of the memory).
 """
 
 from __future__ import annotations

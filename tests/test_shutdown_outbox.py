@@ -82,8 +82,8 @@ def test_clean_shutdown_drains_then_shuts_down_in_reverse_once(home: Path) -> No
     assert journals(home, "rec") == []
 
 
-def test_late_work_after_shutdown_is_kept_for_the_next_manager(home: Path,
-                                                               caplog: pytest.LogCaptureFixture) -> None:
+def test_late_work_after_shutdown_is_kept_for_the_next_manager(
+        home: Path, caplog: pytest.LogCaptureFixture) -> None:
     """A write made after shutdown (a host thread still finishing its turn, or a manager a hub
     closed while the host held it) is not the provider's to take any more, and not lost
     either: the next manager started with that provider delivers it, in the order made."""
@@ -118,8 +118,8 @@ def test_late_work_after_shutdown_is_kept_for_the_next_manager(home: Path,
     assert journals(home, "rec") == []  # each delivered once, then gone
 
 
-def test_a_late_write_that_cannot_be_kept_is_reported_as_lost(home: Path,
-                                                              caplog: pytest.LogCaptureFixture) -> None:
+def test_a_late_write_that_cannot_be_kept_is_reported_as_lost(
+        home: Path, caplog: pytest.LogCaptureFixture) -> None:
     manager = session(home, Recorder(), "rec", "s")
     manager.shutdown(timeout=2)
     outbox = home / "outbox" / "rec"
