@@ -13,12 +13,14 @@ parked in ``failed/`` (:mod:`memhost.deadletter`).
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from memhost.deadletter import DeadLetters
+from memhost.errors import check_not_forked
 from memhost.faultlog import FaultLog
 from memhost.outbox import Journal, Outbox, Record, encode_line
 from memhost.providers import FAILED, Provider, ProviderSet
@@ -49,6 +51,7 @@ class Delivery:
         # Written while the provider is unavailable, with the journal that holds each.
         self._parked: list[tuple[Journal | _Unjournalled, Record]] = []
         self._parking = threading.Lock()
+        self._pid = os.getpid()  # the process whose journal this is
 
     @property
     def journals(self) -> list[Journal]:
@@ -58,6 +61,7 @@ class Delivery:
     def submit(self, label: str, calls: Calls, *then: Task) -> None:
         """Journal ``calls`` (one write) and queue them for the provider, with the tasks
         ``then`` right behind them in the same hand-off to the worker."""
+        check_not_forked(self._pid)
         self.replay_if_due()
         journal: Journal | _Unjournalled = self.journal
         try:

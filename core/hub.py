@@ -23,8 +23,10 @@ restarted (and so a fresh snapshot of the memory).
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
+import weakref
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -79,6 +81,21 @@ class MemoryHub:
         self.min_idle = MIN_IDLE_SECONDS
         #: Seconds without a call after which an open turn counts as abandoned.
         self.abandoned_after = ABANDONED_TURN_SECONDS
+        _HUBS.add(self)
+
+    def _forget_parent(self) -> None:
+        """In a process forked from the one that made this hub: the managers open there are
+        the parent's (their threads did not come along; their connections and journals are
+        the parent's), so this process opens its own; each user's session carries over."""
+        _INHERITED.extend(self._open.values())  # never used nor shut down here
+        for user_id, manager in self._open.items():
+            if manager.session_id:
+                self._sessions[user_id] = (manager.session_id, manager.context)
+        self._open.clear()
+        self._handed_out.clear()
+        self._closing.clear()
+        self._opening = [threading.Lock() for _ in range(OPENING_LOCKS)]
+        self._lock = threading.Lock()
 
     # -- users -----------------------------------------------------------------------------------
 
@@ -207,5 +224,19 @@ class MemoryHub:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
+
+#: The hubs of this process, and the managers a forked child inherited from its parent's (kept
+#: from the collector: closing their files or connections here would close the parent's).
+_HUBS: weakref.WeakSet[MemoryHub] = weakref.WeakSet()
+_INHERITED: list[MemoryManager] = []
+
+
+def _after_fork_in_child() -> None:
+    for hub in list(_HUBS):
+        hub._forget_parent()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 __all__ = ["ABANDONED_TURN_SECONDS", "DEFAULT_MAX_OPEN", "MemoryHub"]

@@ -9,10 +9,12 @@ and again); whatever it returns late is dropped, since it belongs to an earlier 
 from __future__ import annotations
 
 import logging
+import os
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 from memhost.bounded import DaemonExecutor, Pending
+from memhost.errors import check_not_forked
 from memhost.providers import FAILED, Provider, ProviderSet
 from memhost.security.redact import redact
 
@@ -29,6 +31,7 @@ class BoundedPrefetch:
         # one manager may run at once) is not stuck: this turn's call queues behind it.
         self._stuck: Pending | None = None
         self.stats = {"timeouts": 0, "skipped_while_stuck": 0, "late_results_dropped": 0}
+        self._pid = os.getpid()  # the process whose provider connections these are
 
     @property
     def stuck(self) -> bool:
@@ -41,6 +44,7 @@ class BoundedPrefetch:
             closed: bool = False) -> tuple[str, str]:
         """``(how recall went, the recalled text)`` for one turn; ``closed``: the manager has
         shut down, so nothing new is started."""
+        check_not_forked(self._pid)
         stats = self.stats
         pending = self._stuck
         if pending is not None and not pending.done():

@@ -9,6 +9,7 @@ closes when the last store that borrowed it gives it back.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Hashable
 
@@ -19,6 +20,22 @@ _lock = threading.Lock()
 _pools: dict[Hashable, list[object]] = {}
 #: key -> the lock held while its pool is being opened
 _opening: dict[Hashable, threading.Lock] = {}
+#: The pools a forked child inherited: its parent's connections, never used nor closed here
+#: (closing them would end the parent's sessions on the server), only kept from the collector.
+_inherited: list[object] = []
+
+
+def _forget_after_fork() -> None:
+    """In a forked child: the parent's pools are the parent's; this process makes its own."""
+    global _lock
+    _inherited.extend(entry[0] for entry in _pools.values())
+    _pools.clear()
+    _opening.clear()
+    _lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_after_fork)
 
 
 def borrow(key: Hashable, make: Callable[[], ConnectionPool]) -> ConnectionPool:

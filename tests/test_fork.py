@@ -1,0 +1,118 @@
+"""A process forked from one that made a manager or a hub (a pre-forking server, a pool of
+workers): a manager is refused there, loudly, and a hub opens that process's own managers."""
+
+from __future__ import annotations
+
+import json
+import os
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memhost import MemoryHub, MemoryManager
+from memhost.errors import ForkedError
+from providers_for_tests import Recorder
+from recall_helpers import configure
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+
+
+def in_child(work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """Run ``work`` in a forked child; what it returns (or the traceback it raised)."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never return into pytest
+        code = 0
+        try:
+            os.close(read)
+            try:
+                outcome = work()
+            except BaseException:  # noqa: BLE001 - reported to the parent
+                outcome, code = {"raised": traceback.format_exc()}, 1
+            os.write(write, json.dumps(outcome, default=str).encode())
+        finally:
+            os._exit(code)
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        data = pipe.read()
+    os.waitpid(pid, 0)
+    return json.loads(data or b'{"raised": "the child wrote nothing"}')
+
+
+def test_a_manager_is_refused_in_a_forked_child_and_the_parent_goes_on(home: Path) -> None:
+    provider = Recorder()
+    manager = MemoryManager.from_home(home)
+    manager.register_provider(provider, name="store")
+    manager.start_session("s")
+    manager.begin_turn("the parent's first question")
+    manager.finish_turn("the parent's first question", "answer")
+    assert manager.flush(5)
+
+    def child() -> dict[str, Any]:
+        refused = {}
+        for name, call in (
+                ("begin_turn", lambda: manager.begin_turn("the child's question")),
+                ("finish_turn", lambda: manager.finish_turn("the child's question", "answer"))):
+            try:
+                call()
+            except ForkedError as exc:
+                refused[name] = str(exc)
+        return refused
+
+    refused = in_child(child)
+    assert set(refused) == {"begin_turn", "finish_turn"}, refused
+    assert "forked" in refused["finish_turn"] and "after it forks" in refused["finish_turn"]
+
+    manager.begin_turn("the parent's second question")
+    manager.finish_turn("the parent's second question", "answer")
+    assert manager.flush(5)
+    assert [s["user_content"] for s in provider.of("sync_turn")] == [
+        "the parent's first question", "the parent's second question"]
+    assert manager.shutdown(timeout=2).status == "drained"
+
+
+def test_a_hub_opens_the_forked_childs_own_managers(home: Path) -> None:
+    configure(home, "sqlite")
+    with MemoryHub(home) as hub:
+        parents = hub.manager("alice")
+        parents.start_session("chat-alice")
+        parents.begin_turn("Which port does the zqvok service use?")
+        parents.finish_turn("Which port does the zqvok service use?", "Port 9431.")
+        assert parents.flush(5)
+
+        def child() -> dict[str, Any]:
+            memory = hub.manager("alice")
+            memory.begin_turn("Which port does the qwixo service use?")
+            memory.finish_turn("Which port does the qwixo service use?", "Port 7712.")
+            answer = json.loads(memory.call_tool("memory", {
+                "action": "add", "target": "memory", "content": "Written in the child."}))
+            return {"new": memory is not parents, "session": memory.session_id,
+                    "flushed": memory.flush(5), "added": answer["success"],
+                    "status": memory.shutdown(timeout=5).status}
+
+        outcome = in_child(child)
+        assert outcome == {"new": True, "session": "chat-alice", "flushed": True,
+                           "added": True, "status": "drained"}, outcome
+        # The parent's manager is untouched, and sees what the child wrote to the shared files.
+        assert hub.manager("alice") is parents
+        found = json.loads(parents.call_tool("recall_search", {"query": "qwixo"}))
+        assert "7712" in json.dumps(found), found
+        assert "Written in the child." in (home / "users" / "alice" / "memories"
+                                           / "MEMORY.md").read_text(encoding="utf-8")
+
+
+def test_a_forked_child_makes_its_own_postgres_pools() -> None:
+    pools = pytest.importorskip("memhost.plugins.postgres.pools",
+                                reason="the postgres extra is not installed")
+    parents = object()
+    key = ("test-fork", os.getpid())
+    assert pools.borrow(key, lambda: parents) is parents  # type: ignore[arg-type,return-value]
+    try:
+        made = in_child(lambda: {"new": pools.borrow(key, object) is not parents})
+        assert made == {"new": True}, made
+        assert pools.borrow(key, object) is parents  # the parent's is still its own
+    finally:
+        pools._pools.pop(key, None)
