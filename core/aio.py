@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
+import os
 import threading
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -43,12 +44,17 @@ class CallThreads:
     """
 
     def __init__(self, threads: int, name: str, owner: str = "AsyncMemoryManager") -> None:
-        self.executor = ThreadPoolExecutor(threads, thread_name_prefix=name)
         self.owner = owner  # named in the error a call after shutdown raises
         self.closed = False
+        self._threads, self._name = threads, name
+        self._start()
+
+    def _start(self) -> None:
+        self.executor = ThreadPoolExecutor(self._threads, thread_name_prefix=self._name)
+        self._pid = os.getpid()
         self.ready = threading.Event()
-        threading.Thread(target=self._start_all, args=(threads,), name=f"{name}-start",
-                         daemon=True).start()
+        threading.Thread(target=self._start_all, args=(self._threads,),
+                         name=f"{self._name}-start", daemon=True).start()
 
     def _start_all(self, threads: int) -> None:
         started = threading.Barrier(threads)
@@ -62,6 +68,10 @@ class CallThreads:
             self.ready.set()
 
     async def run(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+        if self._pid != os.getpid() and not self.closed:
+            # A forked child (gunicorn --preload): the pool's threads stayed in the parent,
+            # and a call handed to it would wait for ever. This process gets threads of its own.
+            self._start()
         loop = asyncio.get_running_loop()
         try:
             future = loop.run_in_executor(self.executor, functools.partial(fn, *args, **kwargs))

@@ -116,3 +116,32 @@ def test_a_forked_child_makes_its_own_postgres_pools() -> None:
         assert pools.borrow(key, object) is parents  # the parent's is still its own
     finally:
         pools._pools.pop(key, None)
+
+
+def test_an_asyncio_hub_made_before_the_fork_serves_the_child(home: Path) -> None:
+    """``gunicorn --preload`` with an ASGI app that makes its AsyncMemoryHub at import: the
+    hub's call threads stayed in the parent, and the child's first call waited for ever."""
+    import asyncio
+
+    from memhost.aio import AsyncMemoryHub
+
+    configure(home, "sqlite")
+    hub = AsyncMemoryHub(home)
+
+    async def serve_one_turn() -> dict[str, Any]:
+        memory = await hub.manager("alice")
+        await memory.start_session("chat-alice")
+        turn = await memory.begin_turn("Which port does the zqvok service use?")
+        await memory.finish_turn("Which port does the zqvok service use?", "Port 9431.")
+        flushed = await memory.flush(5)
+        await hub.close()
+        return {"recall": turn.recall, "flushed": flushed}
+
+    def child() -> dict[str, Any]:
+        return asyncio.run(asyncio.wait_for(serve_one_turn(), 20))
+
+    try:
+        assert in_child(child) == {"recall": "empty", "flushed": True}
+        assert asyncio.run(asyncio.wait_for(serve_one_turn(), 20))["flushed"]  # and the parent
+    finally:
+        hub.sync.close()
