@@ -155,6 +155,20 @@ def test_refused_staged_and_saved_are_each_said_in_the_answer(home: Path) -> Non
     assert GREY in manager.system_prompt()
 
 
+def test_a_batch_staged_for_many_steps_names_the_first_few(home: Path) -> None:
+    """A reason for each staged step of a batch of thousands would be the model's whole
+    context: the answer names the first few steps, and how many more there are."""
+    manager = MemoryManager.from_home(home)
+    steps = [{"action": "add", "content": f"{GREY} number {n}"} for n in range(200)]
+    answer = json.loads(manager.call_tool("memory", {"target": "memory", "operations": steps}))
+    assert answer["staged"] is True, answer
+    message = answer["message"]
+    assert "200 of its entries may carry an instruction" in message
+    assert "Operation 1: risk" in message and "Operation 3: risk" in message
+    assert "Operation 4:" not in message and "and 197 more" in message
+    assert len(message) < 1000
+
+
 # -- taint ----------------------------------------------------------------------------------
 
 

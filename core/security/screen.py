@@ -122,6 +122,10 @@ class Screen:
                 "risk": assessment.score}
 
 
+#: How many staged steps of a batch the answer gives a reason for.
+STAGED_SHOWN = 3
+
+
 def contents(proposal: dict[str, Any]) -> list[tuple[str, str]]:
     """The entry texts a proposal would add or replace, each with its step's label."""
     if proposal.get("action") == "batch":
@@ -151,10 +155,17 @@ def screen_write(screen: Screen, proposal: dict[str, Any], *, session_id: str,
             return {"success": False, "done": True, **refusal,
                     "error": where + refusal["error"]}, None
         if decision.outcome == STAGE:
-            staged.append(f"risk {decision.assessment.score:g}: {decision.assessment.describe()}")
+            staged.append(f"{where}risk {decision.assessment.score:g}: "
+                          f"{decision.assessment.describe()}")
     if staged:
-        return None, ("Staged for approval, NOT saved yet: the entry may carry an instruction to "
-                      f"the agent ({'; '.join(staged)}), so a person reviews it first")
+        # The first few reasons: a batch of thousands of steps would otherwise answer the model
+        # with a reason for each.
+        shown = "; ".join(staged[:STAGED_SHOWN])
+        if len(staged) > STAGED_SHOWN:
+            shown += f"; and {len(staged) - STAGED_SHOWN} more"
+        which = "the entry" if len(staged) == 1 else f"{len(staged)} of its entries"
+        return None, (f"Staged for approval, NOT saved yet: {which} may carry an instruction to "
+                      f"the agent ({shown}), so a person reviews it first")
     if contents(proposal) and screen.tainted(session_id, background=background):
         return None, ("Staged for approval, NOT saved yet: this turn read untrusted content (a "
                       "web page, a file, an email or another agent's output), so memory writes "
