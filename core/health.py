@@ -106,9 +106,10 @@ class Health:
         """One sentence for ``status()["problems"]``, or ``None`` when the provider is ok."""
         state = self.state
         if state == "unavailable":
-            return (f"unavailable: {self.unavailable}. Its writes wait in the outbox until it "
-                    f"starts (tried again every {RETRY_SECONDS:.0f} s while turns go on, and at "
-                    "the next session start); recall and its tools are off until then")
+            return (f"unavailable this session, until it starts again: {self.unavailable}. Its "
+                    "writes wait in the outbox until then (it is tried again every "
+                    f"{RETRY_SECONDS:.0f} s while turns go on, and at the next session start); "
+                    "recall and its tools are off meanwhile")
         if state == "degraded":
             failing = ", ".join(f"{hook} failed {n} calls in a row"
                                 for hook, n in self.failing_hooks.items())

@@ -197,8 +197,8 @@ class MemoryManager(ProviderRegistration):
         if provider is None and name == "memory":
             provider = self._providers.get(BUILTIN)  # its answer says why memory is off
         if provider is not None and provider.health.unavailable:
-            return error_answer(f"Tool {name!r} is unavailable for now: "
-                                f"{provider.health.unavailable}")
+            return error_answer(f"Tool {name!r} is unavailable this session, until its provider "
+                                f"starts again: {provider.health.unavailable}")
         if provider is not None and not provider.is_builtin and self.closed:
             return error_answer(f"Tool {name!r} is unavailable: its memory provider was shut "
                                 "down. Go on without it; it answers again in a later turn.")

@@ -275,7 +275,7 @@ class ProviderSet:
             # Resting until it starts again (memhost.health, memhost.revival). A write queued
             # before it became unavailable waits in the outbox rather than count as delivered.
             if retryable:
-                raise RetryableError(f"provider {provider.name!r} is unavailable for now")
+                raise RetryableError(f"provider {provider.name!r} is unavailable this session")
             return None
         if provider.call_timeout is not None and hook in BOUNDED_HOOKS:
             return self._bounded(provider, hook, kwargs)

@@ -128,7 +128,7 @@ def test_provider_whose_initialize_raises_is_unavailable_for_the_session(
     # not start, and its writes wait in the outbox for a session that can start it.
     assert set(faults(seen["status"], "raiser")) == {"initialize", "shutdown"}
     assert [t.recall for t in seen["turns"]] == ["unavailable"] * 4
-    assert "unavailable for now" in seen["tool_answers"][1]["error"]
+    assert "unavailable this session" in seen["tool_answers"][1]["error"]
     (problem,) = [p for p in seen["status"]["problems"] if p["provider"] == "raiser"]
     assert "boom in initialize" in problem["problem"]
     assert seen["report"].kept_in_outbox == WRITES and seen["status"]["outbox_pending"] == WRITES
