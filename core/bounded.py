@@ -113,15 +113,22 @@ class DaemonExecutor:
             item = self._queue.get()
             if item is None:
                 return
-            pending, fn, args, kwargs = item
-            if not pending._start():
-                continue
-            try:
-                value = fn(*args, **kwargs)
-            except BaseException as exc:  # handed to whoever waits on it
-                pending._finish(None, exc)
-            else:
-                pending._finish(value, None)
+            self._run(*item)
+            # Nothing of the call stays on the idle thread's frame: what it reached (a provider,
+            # and so its manager) can be collected once its owner lets go (memhost.abandoned).
+            del item
+
+    @staticmethod
+    def _run(pending: Pending, fn: Callable[..., Any], args: tuple[Any, ...],
+             kwargs: dict[str, Any]) -> None:
+        if not pending._start():
+            return
+        try:
+            value = fn(*args, **kwargs)
+        except BaseException as exc:  # handed to whoever waits on it
+            pending._finish(None, exc)
+        else:
+            pending._finish(value, None)
 
     def shutdown(self) -> None:
         """Take no new calls; queued ones are cancelled, a running one is left to finish."""

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memhost.abandoned import Leftovers, watch, weak_attribute, weak_method
 from memhost.builtin_providers.provider import NAME as BUILTIN
 from memhost.builtin_providers.provider import BuiltinProvider
 from memhost.builtin_providers.store import Change, MemoryStore
@@ -106,13 +107,13 @@ class MemoryManager(ProviderRegistration):
         self._last_turn_call = time.monotonic()  # see ``quiet_seconds``
         self._turns_lock = threading.Lock()
 
-        # Write approval reads the host's confirm callback when a write happens, so a host may
-        # set it after construction (set_confirm_callback).
+        # The gate reads the host's confirm callback at each write (set_confirm_callback).
         self.builtin = BuiltinProvider(self.store, gate=ApprovalGate(
             self.store, home=home, enabled=settings.write_approval,
-            confirm=lambda: self.confirm_callback))
+            confirm=weak_attribute(self, "confirm_callback")))  # weakly: memhost.abandoned
+        self._leftovers = watch(self, Leftovers(self._worker, self._providers, self._recall))
         self._add(self.builtin, BUILTIN)
-        self.store.subscribe(self._mirror)
+        self.store.subscribe(weak_method(self._mirror))
 
     @classmethod
     def from_home(cls, home: str | Path | None = None, *, user_id: str = "",
@@ -271,10 +272,11 @@ class MemoryManager(ProviderRegistration):
             user_r, answer_r, messages_r = redact_many(user, answer, messages or [])
             warm: tuple[Task, ...] = ()
             if not is_trivial(user):
-                provider, session_id = self._external, self.session_id
-                warm = (Task("prefetch", "queue_prefetch", lambda: self._providers.call(
+                providers, provider, session_id = self._providers, self._external, self.session_id
+                warm = (Task("prefetch", "queue_prefetch", lambda: providers.call(
                     provider, "queue_prefetch", query=user_r, session_id=session_id)),)
-            # The sync and the warm-up go to the worker in one hand-off, the sync first.
+            # The sync and the warm-up go to the worker in one hand-off, the sync first. Neither
+            # holds self: a queued task must not keep the manager alive (memhost.abandoned).
             self._submit_write("sync_turn", [("sync_turn", {
                 "user_content": user_r, "assistant_content": answer_r,
                 "session_id": self.session_id, "messages": messages_r})], *warm)
@@ -323,8 +325,7 @@ class MemoryManager(ProviderRegistration):
 
     @property
     def open_turns(self) -> int:
-        """Turns begun and not yet finished: a :class:`memhost.MemoryHub` never closes a manager
-        in the middle of a turn to make room for another user, unless the turn was abandoned."""
+        """Turns begun and not finished: a MemoryHub never closes a manager mid-turn (see hub)."""
         return self._open_turns
 
     @property

@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memhost.abandoned import Leftovers, weak_attribute
 from memhost.builtin_providers.provider import NAME as BUILTIN
 from memhost.config import Config
 from memhost.delivery import Delivery
@@ -51,6 +52,7 @@ class ProviderRegistration:
     _external: Provider | None
     _delivery: Delivery | None
     _revival: Revival | None = None
+    _leftovers: Leftovers
     context: str
     user_id: str
     closed: bool
@@ -141,7 +143,8 @@ class ProviderRegistration:
         if external:
             self._external = provider
             self._delivery = Delivery(self.home, provider, self._providers, self._worker, outbox,
-                                      journal, closed=lambda: self._shutdown_report is not None)
+                                      journal, closed=weak_attribute(self, "closed", True))
+            self._leftovers.deliveries.append(self._delivery)
             self._revival = Revival()
             recorder = HealthRecorder(self.home, name)  # what doctor reports of a running host
             provider.health.watch(recorder, recorder.initial_state())

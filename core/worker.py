@@ -122,6 +122,7 @@ class BackgroundWorker:
         self._retry_at: float | None = None
         self.completed = 0
         self.retrying: dict[str, Any] = {}
+        self._then: Callable[[], None] | None = None  # see stop_when_idle
 
     # -- submission ----------------------------------------------------------------------------
 
@@ -178,7 +179,8 @@ class BackgroundWorker:
                 while not self._queue and not self._stopping:
                     self._cond.wait()
                 if not self._queue:
-                    return
+                    then, self._then = self._then, None
+                    break
                 task = self._running = self._queue.popleft()
             try:
                 if self._run(task) and task.acknowledge is not None:
@@ -192,6 +194,9 @@ class BackgroundWorker:
                     self._running = None
                     self.completed += 1
                     self._cond.notify_all()
+            del task  # not kept on the idle thread's frame (memhost.abandoned)
+        if then is not None:
+            then()
 
     def _run(self, task: Task) -> bool:
         """Run ``task``; ``True`` when it is finished with (done, or failed for good and kept
@@ -272,6 +277,25 @@ class BackgroundWorker:
         for task in left:
             task.done.set()
         return writes, prefetches, active
+
+    @property
+    def accepting(self) -> bool:
+        """False once :meth:`drain` or :meth:`stop_when_idle` began."""
+        return self._accepting
+
+    def stop_when_idle(self, then: Callable[[], None]) -> None:
+        """Take no new work, run what is queued, then ``then()`` on the worker's thread (here,
+        at once, when that thread is not running). Safe from a finalizer: it only flags and
+        wakes the thread."""
+        with self._cond:
+            self._accepting = False
+            self._stopping = True
+            running = self._thread is not None and self._thread.is_alive()
+            if running:
+                self._then = then
+            self._cond.notify_all()
+        if not running:
+            then()
 
     def join(self, timeout: float | None) -> bool:
         if self._thread is None:  # never started: nothing runs
