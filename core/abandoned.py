@@ -17,6 +17,7 @@ thread, the worker's own included, in the middle of anything.
 
 from __future__ import annotations
 
+import os
 import warnings
 import weakref
 from collections.abc import Callable
@@ -47,10 +48,13 @@ class Leftovers:
     def __init__(self, worker: Any, providers: Any, prefetch: Any) -> None:
         self.worker, self.providers, self.prefetch = worker, providers, prefetch
         self.deliveries: list[Any] = []
+        self.pid = os.getpid()
 
     def abandoned(self) -> None:
-        """The manager was collected: end what it started, unless it was shut down."""
-        if not self.worker.accepting:  # shut down, as it should have been
+        """The manager was collected: end what it started, unless it was shut down, or this
+        is a process forked from the one that made it (the journals and their locks are the
+        parent's: giving them up here would unlock, or delete, the parent's live journal)."""
+        if not self.worker.accepting or os.getpid() != self.pid:
             return
         warnings.warn("a MemoryManager was let go of without shutdown(): its queued provider "
                       "writes are delivered and its threads end, but its providers were not "

@@ -145,3 +145,39 @@ def test_an_asyncio_hub_made_before_the_fork_serves_the_child(home: Path) -> Non
         assert asyncio.run(asyncio.wait_for(serve_one_turn(), 20))["flushed"]  # and the parent
     finally:
         hub.sync.close()
+
+
+def test_a_manager_dropped_in_a_forked_child_leaves_the_parents_journal_alone(
+        home: Path) -> None:
+    """A child that lets go of a manager its parent made must not give that manager's journal
+    up: it is the parent's, locked and in use (memhost.abandoned)."""
+    import fcntl
+    import gc
+    import warnings
+
+    provider = Recorder()
+    holder = {"manager": MemoryManager.from_home(home)}
+    holder["manager"].register_provider(provider, name="store")
+    holder["manager"].start_session("s")
+    journal = holder["manager"]._delivery.journal.path  # type: ignore[union-attr]
+
+    def child_lets_go() -> dict[str, Any]:
+        holder.clear()  # the child's copy of the only reference
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ResourceWarning)
+            gc.collect()
+        return {"journal": journal.exists()}
+
+    assert in_child(child_lets_go) == {"journal": True}
+    probe = os.open(f"{journal}.lock", os.O_RDWR)
+    try:
+        with pytest.raises(BlockingIOError):  # still the parent's
+            fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    finally:
+        os.close(probe)
+    memory = holder["manager"]
+    memory.begin_turn("the parent's question")
+    memory.finish_turn("the parent's question", "answer")
+    assert memory.flush(5) and provider.of("sync_turn")
+    assert memory.shutdown(timeout=2).status == "drained"
+    assert not journal.exists()
