@@ -26,6 +26,7 @@ from memhost.builtin_providers.store import Change, MemoryStore
 from memhost.builtin_providers.view import MemoryEntry, read_entries
 from memhost.config import Config, load_config, validate
 from memhost.delivery import Delivery
+from memhost.errors import check_not_forked
 from memhost.fencing import build_context_block
 from memhost.home import config_path, memhost_home
 from memhost.prefetching import BoundedPrefetch
@@ -107,10 +108,9 @@ class MemoryManager(ProviderRegistration):
         self._last_turn_call = time.monotonic()  # see ``quiet_seconds``
         self._turns_lock = threading.Lock()
 
-        # The gate reads the host's confirm callback at each write (set_confirm_callback).
         self.builtin = BuiltinProvider(self.store, gate=ApprovalGate(
             self.store, home=home, enabled=settings.write_approval,
-            confirm=weak_attribute(self, "confirm_callback")))  # weakly: memhost.abandoned
+            confirm=weak_attribute(self, "confirm_callback")))  # read at each write, weakly
         self._leftovers = watch(self, Leftovers(self._worker, self._providers, self._recall))
         self._add(self.builtin, BUILTIN)
         self.store.subscribe(weak_method(self._mirror))
@@ -181,8 +181,7 @@ class MemoryManager(ProviderRegistration):
         return self._system_prompt
 
     def tool_schemas(self, format: str = "bare") -> list[dict[str, Any]]:
-        """The memory tools in the shape a model API wants: ``bare`` (``{name, description,
-        parameters}``), ``openai`` or ``anthropic``. A copy."""
+        """A copy of the memory tools, shaped ``bare``, ``openai`` or ``anthropic``."""
         return [shape_tool_schema(schema, format) for schema in copy.deepcopy(self._router.schemas)]
 
     def call_tool(self, call: Any, arguments: dict[str, Any] | str | None = None) -> str:
@@ -381,6 +380,7 @@ class MemoryManager(ProviderRegistration):
         """Drain background work within ``timeout`` (default ``memory.shutdown_timeout``), then
         shut providers down in reverse order, once (:mod:`memhost.shutdown`). Safe to call more
         than once."""
+        check_not_forked(self._leftovers.pid)  # the providers and journals are the parent's
         with self._shutdown_lock:
             if self._shutdown_report is None:
                 if self.reviewer is not None:

@@ -95,6 +95,7 @@ class Journal:
         self._next_seq = 1 + max(self._owed, default=0)
         self._bytes = os.fstat(self._fd).st_size
         self._torn = False  # a write failed part way: the next line starts on a line of its own
+        self._pid = os.getpid()
         self.closed = False
 
     def append(self, calls: list[tuple[str, dict[str, Any]]]) -> Record | None:
@@ -155,12 +156,16 @@ class Journal:
         return _unacknowledged(self.path)
 
     def close(self) -> None:
-        """Release the journal; delete it when nothing in it is still owed."""
+        """Release the journal; delete it when nothing in it is still owed. In a process forked
+        from the one that opened it, only this process's descriptor is closed: the lock and
+        the file are the parent's, in use (an atexit handler of a forked worker ends here)."""
         with self._mutex:
             if self.closed:
                 return
             self.closed = True
             os.close(self._fd)
+            if os.getpid() != self._pid:
+                return
         finished = not self.pending()
         if finished:
             self.path.unlink(missing_ok=True)

@@ -107,12 +107,24 @@ def test_a_hub_opens_the_forked_childs_own_managers(home: Path) -> None:
 def test_a_forked_child_makes_its_own_postgres_pools() -> None:
     pools = pytest.importorskip("memhost.plugins.postgres.pools",
                                 reason="the postgres extra is not installed")
-    parents = object()
+
+    class Pool:
+        closed_in: list[int] = []
+
+        def close(self, timeout: float) -> None:
+            self.closed_in.append(os.getpid())
+
+    parents = Pool()
     key = ("test-fork", os.getpid())
     assert pools.borrow(key, lambda: parents) is parents  # type: ignore[arg-type,return-value]
     try:
-        made = in_child(lambda: {"new": pools.borrow(key, object) is not parents})
-        assert made == {"new": True}, made
+        def child() -> dict[str, Any]:
+            new = pools.borrow(key, Pool) is not parents
+            pools.give_back(key, parents)  # a store the child inherited lets go of it
+            return {"new": new, "closed": Pool.closed_in}
+
+        made = in_child(child)
+        assert made == {"new": True, "closed": []}, made
         assert pools.borrow(key, object) is parents  # the parent's is still its own
     finally:
         pools._pools.pop(key, None)
@@ -180,4 +192,34 @@ def test_a_manager_dropped_in_a_forked_child_leaves_the_parents_journal_alone(
     memory.finish_turn("the parent's question", "answer")
     assert memory.flush(5) and provider.of("sync_turn")
     assert memory.shutdown(timeout=2).status == "drained"
+    assert not journal.exists()
+
+
+def test_a_parents_manager_shut_down_in_a_forked_child_leaves_its_journal_alone(
+        home: Path) -> None:
+    """A forked worker's exit handlers may shut down a manager its parent made (``atexit``
+    registered before the fork): that must not unlock or delete the parent's journal."""
+    import fcntl
+
+    manager = MemoryManager.from_home(home)
+    manager.register_provider(Recorder(), name="store")
+    manager.start_session("s")
+    journal = manager._delivery.journal.path  # type: ignore[union-attr]
+
+    def child_shuts_down() -> dict[str, Any]:
+        try:
+            manager.shutdown(timeout=2)
+        except ForkedError as exc:
+            return {"refused": str(exc), "journal": journal.exists()}
+        return {"refused": "", "journal": journal.exists()}
+
+    outcome = in_child(child_shuts_down)
+    assert "forked" in outcome["refused"] and outcome["journal"] is True, outcome
+    probe = os.open(f"{journal}.lock", os.O_RDWR)
+    try:
+        with pytest.raises(BlockingIOError):  # still the parent's
+            fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    finally:
+        os.close(probe)
+    assert manager.shutdown(timeout=2).status == "drained"
     assert not journal.exists()

@@ -61,7 +61,10 @@ def open_once(key: Hashable, pool: ConnectionPool, first: Callable[[], None]) ->
 
 
 def give_back(key: Hashable, pool: ConnectionPool, *, timeout: float = 2.0) -> None:
-    """A store is done with ``pool``; the last one to give it back closes it."""
+    """A store is done with ``pool``; the last one to give it back closes it. One a forked
+    child inherited is never closed there: its connections are the parent's."""
+    if any(pool is inherited for inherited in _inherited):
+        return
     with _lock:
         entry = _pools.get(key)
         last = entry is None or entry[0] is not pool or int(entry[1]) <= 1  # type: ignore[call-overload]
