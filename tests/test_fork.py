@@ -42,6 +42,18 @@ def in_child(work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
     return json.loads(data or b'{"raised": "the child wrote nothing"}')
 
 
+def assert_still_locked(journal: Path) -> None:
+    """``journal``'s lock is still held (by this process, the parent)."""
+    import fcntl
+
+    probe = os.open(f"{journal}.lock", os.O_RDWR)
+    try:
+        with pytest.raises(BlockingIOError):
+            fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    finally:
+        os.close(probe)
+
+
 def test_a_manager_is_refused_in_a_forked_child_and_the_parent_goes_on(home: Path) -> None:
     provider = Recorder()
     manager = MemoryManager.from_home(home)
@@ -163,7 +175,6 @@ def test_a_manager_dropped_in_a_forked_child_leaves_the_parents_journal_alone(
         home: Path) -> None:
     """A child that lets go of a manager its parent made must not give that manager's journal
     up: it is the parent's, locked and in use (memhost.abandoned)."""
-    import fcntl
     import gc
     import warnings
 
@@ -181,12 +192,7 @@ def test_a_manager_dropped_in_a_forked_child_leaves_the_parents_journal_alone(
         return {"journal": journal.exists()}
 
     assert in_child(child_lets_go) == {"journal": True}
-    probe = os.open(f"{journal}.lock", os.O_RDWR)
-    try:
-        with pytest.raises(BlockingIOError):  # still the parent's
-            fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    finally:
-        os.close(probe)
+    assert_still_locked(journal)
     memory = holder["manager"]
     memory.begin_turn("the parent's question")
     memory.finish_turn("the parent's question", "answer")
@@ -199,8 +205,6 @@ def test_a_parents_manager_shut_down_in_a_forked_child_leaves_its_journal_alone(
         home: Path) -> None:
     """A forked worker's exit handlers may shut down a manager its parent made (``atexit``
     registered before the fork): that must not unlock or delete the parent's journal."""
-    import fcntl
-
     manager = MemoryManager.from_home(home)
     manager.register_provider(Recorder(), name="store")
     manager.start_session("s")
@@ -215,11 +219,6 @@ def test_a_parents_manager_shut_down_in_a_forked_child_leaves_its_journal_alone(
 
     outcome = in_child(child_shuts_down)
     assert "forked" in outcome["refused"] and outcome["journal"] is True, outcome
-    probe = os.open(f"{journal}.lock", os.O_RDWR)
-    try:
-        with pytest.raises(BlockingIOError):  # still the parent's
-            fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    finally:
-        os.close(probe)
+    assert_still_locked(journal)
     assert manager.shutdown(timeout=2).status == "drained"
     assert not journal.exists()
