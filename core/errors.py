@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 
 class MemhostError(Exception):
     """Base class: every memhost error carries a message a person can act on."""
@@ -32,8 +34,6 @@ def check_not_forked(pid: int) -> None:
     parent's outbox journal and its provider's connections (a database socket, a SQLite
     handle), which two processes must not share: its provider writes would wait for ever, or
     reach the provider twice, or not at all. So it is refused, loudly, on first use."""
-    import os
-
     if pid != os.getpid():
         raise ForkedError(
             f"this MemoryManager was made in process {pid}, and this process was forked from "

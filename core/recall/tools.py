@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from memhost.toolcalls import error_answer as error  # the manager's own failed-call answer
+
 SEARCH_TOOL = "recall_search"
 FORGET_TOOL = "recall_forget"
 MAX_SEARCH_LIMIT = 50
@@ -99,10 +101,6 @@ def forget_id(arguments: dict[str, Any]) -> int:
 
 def answer(**data: Any) -> str:
     return json.dumps({"success": True, **data}, ensure_ascii=False)
-
-
-def error(message: str) -> str:
-    return json.dumps({"success": False, "error": message}, ensure_ascii=False)
 
 
 def int_setting(config: dict[str, Any], key: str, default: int, *, low: int, high: int) -> int:
