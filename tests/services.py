@@ -10,6 +10,7 @@ missing one there is a broken run, not a reason to skip.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,42 @@ def chromium_problem() -> str | None:
     return None
 
 
+#: Chromium features turned off on top of Playwright's own list. In headless mode each new
+#: window (one per browser context, so one per test) still loads the address bar's popup, a WebUI
+#: page in a renderer of its own: that took about 9 of the browser tests' 26 CPU-seconds, and no
+#: test looks at the address bar.
+DISABLED_FEATURES = ("WebUIOmniboxPopup", "WebUIOmniboxAimPopup", "WebUIOmniboxFullPopup")
+
+
+def playwright_disabled_features() -> list[str] | None:
+    """The features Playwright's driver turns off (its ``--disable-features``), read from the
+    driver's source, or ``None`` where they cannot be found there."""
+    import playwright
+
+    lib = Path(playwright.__file__).parent / "driver" / "package" / "lib"
+    for source in (lib / "coreBundle.js", lib / "server" / "chromium" / "chromiumSwitches.js"):
+        try:
+            text = source.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        start = text.find("disabledFeatures = [")
+        if start < 0:
+            continue
+        listed = re.sub(r"//[^\n]*", "", text[start:start + 10_000]).split("]", 1)[0]
+        names = re.findall(r"[\"']([A-Za-z0-9_]+)[\"']", listed)
+        if names:
+            return names
+    return None
+
+
 def launch_chromium(playwright: Any) -> Any:
-    """A headless Chromium browser from ``/usr/bin/chromium``, via a started Playwright."""
-    return playwright.chromium.launch(executable_path=str(CHROMIUM), args=list(CHROMIUM_ARGS))
+    """A headless Chromium browser from ``/usr/bin/chromium``, via a started Playwright.
+
+    Chromium keeps only the last ``--disable-features`` it is given, so :data:`DISABLED_FEATURES`
+    go with Playwright's own list; where that list cannot be read they are left out (the tests
+    then only cost more), rather than replace it."""
+    args = list(CHROMIUM_ARGS)
+    theirs = playwright_disabled_features()
+    if theirs is not None:
+        args.append("--disable-features=" + ",".join([*theirs, *DISABLED_FEATURES]))
+    return playwright.chromium.launch(executable_path=str(CHROMIUM), args=args)
