@@ -16,25 +16,31 @@ which memhost reads at import, is read again in each child. Tests about the scri
 (packaging, the entry point) call ``subprocess`` directly. ``spawn_memhost`` starts a command
 that keeps running (a server) the same way, and returns a ``Popen``-like handle;
 ``run_python_code`` runs ``python -c`` (a writer killed at a crash point) the same way.
+``stdio_command`` gives the command line for a client that starts its server itself (the MCP
+SDK's ``stdio_client``): a small process that hands the client's pipes to a forked command.
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import select
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 SCRIPT = shutil.which("memhost", path=str(Path(sys.executable).parent))
 SERVER = Path(__file__).with_name("cli_server.py")
+HANDOFF = Path(__file__).with_name("stdio_handoff.py")
 # The environment every server starts with (a child then takes its command's own).
 _SERVER_ENV = dict(os.environ)
 
@@ -172,6 +178,54 @@ def spawn_memhost(args: list[str] | tuple[str, ...], *, env: dict[str, str], std
         server.busy.release()
         raise
     return ForkedProcess(server, pid, command)
+
+
+@contextlib.contextmanager
+def stdio_command(args: list[str] | tuple[str, ...], *, env: dict[str, str]) -> Iterator[list[str]]:
+    """The command line a client that starts its server itself, and talks to it on its standard
+    streams (the MCP SDK's ``stdio_client``), is to run for ``memhost *args`` with ``env``.
+
+    Where the command can be forked, that is a small process (:mod:`stdio_handoff`) that hands
+    the streams the client gave it to a command server's fork of the command, and exits with
+    the command's code; the command runs with the environment and working folder the client
+    gave that process. Otherwise it is the console script itself. The server is held until the
+    command has ended, after the client is done with it."""
+    assert SCRIPT, "the memhost console script is not installed next to this Python"
+    command = [SCRIPT, *args]
+    server = _take_server() if _forkable(env) else None
+    if server is None:
+        yield command
+        return
+    in_step = False  # the server's answers read up to the command's end
+    try:
+        with tempfile.TemporaryDirectory(prefix="memhost-stdio-") as folder:
+            path = os.path.join(folder, "handoff.sock")
+            request = {"script": SCRIPT, "args": list(args), "handoff": path}
+            os.write(server.requests, (json.dumps(request) + "\n").encode("utf-8"))
+            assert server.answer(time.monotonic() + 60).get("listening"), "no handoff socket"
+            try:
+                yield [sys.executable, "-I", "-S", str(HANDOFF), path]
+            finally:
+                _end_handed_off(server, path)
+                in_step = True
+    finally:
+        if not in_step:  # never used again: its next answer could be this command's
+            server.proc.kill()
+        server.busy.release()
+
+
+def _end_handed_off(server: _Server, path: str) -> None:
+    """Once the client is done: the command's end. Where the client never started the handoff
+    process, the server still waits at ``path``: connecting without streams releases it."""
+    if os.path.exists(path):
+        with contextlib.suppress(OSError), socket.socket(socket.AF_UNIX) as poke:
+            poke.connect(path)
+    pid = server.answer(time.monotonic() + 60)["pid"]
+    try:
+        server.answer(time.monotonic() + 30)  # the client closed the command's input: it ends
+    except TimeoutError:
+        os.kill(pid, signal.SIGKILL)
+        server.answer(None)
 
 
 def wait_for_output(proc: ForkedProcess | subprocess.Popen[bytes], path: Path, needle: str,

@@ -18,7 +18,9 @@ import importlib
 import json
 import os
 import pkgutil
+import socket
 import sys
+from typing import Any
 
 # What the console script's sys.path starts with (its own folder), not this file's folder: a
 # command must not import the suite's modules, nor anything in the folder it runs in.
@@ -105,16 +107,19 @@ def import_for(args: list[str]) -> None:
         _check_no_engine()
 
 
-def become_command(request: dict) -> None:
-    """In the child: the command's process state, then the command. Never returns."""
+def become_command(request: dict, streams: list[int] | None = None) -> None:
+    """In the child: the command's process state, then the command. Never returns.
+    ``streams``: descriptors for 0, 1 and 2, where the request names no files for them."""
     os.environ.clear()
     os.environ.update(request["env"])
     os.chdir(request["cwd"])
-    for fd, path, flags in ((0, request["stdin"], os.O_RDONLY),
-                            (1, request["stdout"], os.O_WRONLY),
-                            (2, request["stderr"], os.O_WRONLY)):
-        opened = os.open(path, flags)
-        os.dup2(opened, fd)
+    if streams is None:
+        streams = [os.open(request["stdin"], os.O_RDONLY), os.open(request["stdout"], os.O_WRONLY),
+                   os.open(request["stderr"], os.O_WRONLY)]
+    for fd, opened in enumerate(streams):
+        if opened != fd:
+            os.dup2(opened, fd)
+    for opened in set(streams) - {0, 1, 2}:
         os.close(opened)
     if request["env"].get("PYTHONUNBUFFERED"):
         sys.stdout.reconfigure(write_through=True)
@@ -174,24 +179,82 @@ def leave(status: object) -> None:
     os._exit(code & 0xFF)
 
 
+def answer(writer: Any, message: dict) -> None:
+    writer.write(json.dumps(message) + "\n")
+    writer.flush()
+
+
+def handed_streams(path: str, writer: Any) -> tuple[socket.socket | None, list[int], dict]:
+    """Listen at ``path`` (answering ``{"listening": true}`` once it can be connected to) for
+    the process a client started (:mod:`stdio_handoff`) to hand over its standard streams,
+    environment and working folder: (its connection, the three descriptors, what it said).
+    No connection where it brought no descriptors (the runner connects itself when the client
+    never started that process)."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listener:
+        listener.bind(path)
+        listener.listen(1)
+        answer(writer, {"listening": True})
+        conn, _ = listener.accept()
+    os.unlink(path)
+    try:
+        data, fds, _, _ = socket.recv_fds(conn, 1 << 16, 3)
+        while data and not data.endswith(b"\n"):
+            more = conn.recv(1 << 16)
+            if not more:
+                break
+            data += more
+    except OSError:
+        data, fds = b"", []
+    if len(fds) != 3 or not data:
+        for fd in fds:
+            os.close(fd)
+        conn.close()
+        return None, [], {}
+    return conn, fds, json.loads(data)
+
+
 def serve(requests: int, answers: int) -> None:
     reader = os.fdopen(requests, "r", encoding="utf-8")
     writer = os.fdopen(answers, "w", encoding="utf-8")
     for line in reader:
         request = json.loads(line)
         import_for(request["args"])
+        conn, streams = None, None
+        if "handoff" in request:
+            conn, streams, said = handed_streams(request["handoff"], writer)
+            if conn is None:
+                answer(writer, {"pid": None})
+                answer(writer, {"status": None})
+                continue
+            request.update(env=said["env"], cwd=said["cwd"])
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
         if pid == 0:
             reader.close()
             writer.close()
-            become_command(request)
-        writer.write(json.dumps({"pid": pid}) + "\n")
-        writer.flush()
+            if conn is not None:
+                conn.close()
+            become_command(request, streams)
+        for fd in streams or ():
+            os.close(fd)
+        answer(writer, {"pid": pid})
+        tell(conn, {"pid": pid})
         _, status = os.waitpid(pid, 0)
-        writer.write(json.dumps({"status": os.waitstatus_to_exitcode(status)}) + "\n")
-        writer.flush()
+        ended = {"status": os.waitstatus_to_exitcode(status)}
+        tell(conn, ended)
+        answer(writer, ended)
+        if conn is not None:
+            conn.close()
+
+
+def tell(conn: socket.socket | None, message: dict) -> None:
+    """Send ``message`` to the process that handed its streams over, if it is still there."""
+    if conn is not None:
+        try:
+            conn.sendall((json.dumps(message) + "\n").encode("utf-8"))
+        except OSError:
+            pass
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ import pytest
 
 from memhost import MemoryHub
 from memhost.cli import main
+from cli_runner import stdio_command
 from recall_helpers import configure
 from test_settings_api import SCRIPT, URL_LINE, Server
 
@@ -121,13 +122,12 @@ def test_memhost_mcp_serves_the_users_memory(home: Path, tmp_path: Path) -> None
     from mcp import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    assert SCRIPT
-    params = StdioServerParameters(command=SCRIPT, args=["--user", "ivy", "mcp"],
-                                   env={"MEMHOST_HOME": str(home),
-                                        "MEMHOST_DISABLE_ENTRYPOINTS": "1"})
+    env = {"MEMHOST_HOME": str(home), "MEMHOST_DISABLE_ENTRYPOINTS": "1"}
 
     async def client() -> dict[str, object]:
-        with open(tmp_path / "mcp-stderr.log", "w", encoding="utf-8") as errlog:
+        with stdio_command(["--user", "ivy", "mcp"], env=env) as command, \
+                open(tmp_path / "mcp-stderr.log", "w", encoding="utf-8") as errlog:
+            params = StdioServerParameters(command=command[0], args=command[1:], env=env)
             async with stdio_client(params, errlog=errlog) as (read, write):
                 async with ClientSession(read, write) as session:
                     await session.initialize()

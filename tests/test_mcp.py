@@ -34,7 +34,7 @@ from memhost.builtin_providers.store import MemoryStore  # noqa: E402
 from memhost.builtin_providers.tool import tool_schema  # noqa: E402
 from memhost.config import update_config  # noqa: E402
 from memhost.fencing import CLOSE_TAG, OPEN_TAG  # noqa: E402
-from cli_runner import run_memhost, spawn_memhost, wait_for_output
+from cli_runner import run_memhost, spawn_memhost, stdio_command, wait_for_output
 
 if TYPE_CHECKING:
     from mcp.client.session import ClientSession
@@ -157,16 +157,17 @@ async def stdio_session(home: Path, tmp: Path, run: Run) -> AsyncIterator[Client
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    assert SCRIPT, "the memhost console script is not installed next to this Python"
     # The client sends SIGTERM to the process group when the server is slow to exit; the shell
     # then waits for memhost and still records its code (memhost itself closes cleanly on it).
-    command = (f"trap 'true' TERM; {shlex.quote(SCRIPT)} mcp; "
-               f"echo $? > {shlex.quote(str(run.rc_path))}")
-    params = StdioServerParameters(command="/bin/sh", args=["-c", command], env=server_env(home))
-    with open(run.stderr_path, "w", encoding="utf-8") as errlog:
-        async with stdio_client(params, errlog=errlog) as (read, write):
-            async with ClientSession(read, write) as session:
-                yield session
+    with stdio_command(["mcp"], env=server_env(home)) as memhost_mcp:
+        command = (f"trap 'true' TERM; {shlex.join(memhost_mcp)}; "
+                   f"echo $? > {shlex.quote(str(run.rc_path))}")
+        params = StdioServerParameters(command="/bin/sh", args=["-c", command],
+                                       env=server_env(home))
+        with open(run.stderr_path, "w", encoding="utf-8") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write):
+                async with ClientSession(read, write) as session:
+                    yield session
 
 
 def text_of(result: Any) -> str:
@@ -277,17 +278,18 @@ def test_the_session_ends_with_the_connection(home: Path, ending: str) -> None:
     with nothing on stdout but protocol messages."""
     assert SCRIPT
     install_jotter(home)
-    proc = subprocess.Popen([SCRIPT, "mcp"], env={**os.environ, "MEMHOST_HOME": str(home)},
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    assert proc.stdin and proc.stdout
-    proc.stdin.write(json.dumps(INITIALIZE) + "\n")
-    proc.stdin.flush()
-    reply = json.loads(proc.stdout.readline())
-    assert reply["id"] == 1 and reply["result"]["serverInfo"]["name"] == "memhost"
-    if ending == "SIGTERM":
-        proc.send_signal(signal.SIGTERM)
-    out, err = proc.communicate(timeout=60)
+    env = {**os.environ, "MEMHOST_HOME": str(home)}
+    with stdio_command(["mcp"], env=env) as command:
+        proc = subprocess.Popen(command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        assert proc.stdin and proc.stdout
+        proc.stdin.write(json.dumps(INITIALIZE) + "\n")
+        proc.stdin.flush()
+        reply = json.loads(proc.stdout.readline())
+        assert reply["id"] == 1 and reply["result"]["serverInfo"]["name"] == "memhost"
+        if ending == "SIGTERM":
+            proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
     assert out == ""  # the provider's prints went to stderr
     assert "jotter says hello on stdout" in err
@@ -371,13 +373,15 @@ def test_a_client_on_the_per_request_protocol(home: Path) -> None:
     assert SCRIPT
 
     async def client() -> tuple[str, dict[str, Any], str]:
-        params = StdioServerParameters(command=SCRIPT, args=["mcp"], env=server_env(home))
-        async with Client(params) as mcp_client:
-            tools = [t.name for t in (await mcp_client.list_tools()).tools]
-            assert tools == ["memory", "recall"]
-            added = await mcp_client.call_tool("memory", {
-                "action": "add", "target": "memory", "content": "Deploys happen on Fridays"})
-            return mcp_client.protocol_version, answer(added), tools[0]
+        with stdio_command(["mcp"], env=server_env(home)) as command:
+            params = StdioServerParameters(command=command[0], args=command[1:],
+                                           env=server_env(home))
+            async with Client(params) as mcp_client:
+                tools = [t.name for t in (await mcp_client.list_tools()).tools]
+                assert tools == ["memory", "recall"]
+                added = await mcp_client.call_tool("memory", {
+                    "action": "add", "target": "memory", "content": "Deploys happen on Fridays"})
+                return mcp_client.protocol_version, answer(added), tools[0]
 
     version, added, _ = anyio.run(client)
     assert not version.startswith("2025")  # not the initialize handshake

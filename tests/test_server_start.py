@@ -26,7 +26,7 @@ if importlib.util.find_spec("mcp") is None:
                 allow_module_level=True)
 
 from memhost.config import update_config  # noqa: E402
-from cli_runner import run_memhost
+from cli_runner import run_memhost, stdio_command
 
 SCRIPT = shutil.which("memhost", path=str(Path(sys.executable).parent))
 HANG_GUARD = 120  # seconds; a guard against a hung test, never a timing assertion
@@ -98,23 +98,24 @@ def raw_session(home: Path, *calls: bytes) -> tuple[list[str], str]:
     messages = (request(1, "initialize", INITIALIZE)
                 + b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n' + b"".join(calls))
     errlog = home / "mcp-stderr.log"
-    with open(errlog, "wb") as err:
-        process = subprocess.Popen([SCRIPT, "mcp"], stdin=subprocess.PIPE,
-                                   stdout=subprocess.PIPE, stderr=err, env=env)
-    assert process.stdin and process.stdout
-    process.stdin.write(messages)
-    process.stdin.flush()
     lines: list[str] = []
-    try:
-        while not any(last in line.replace(" ", "") for line in lines):
-            line = process.stdout.readline()
-            if not line:
-                break
-            lines.append(line.decode())
-    finally:
-        process.stdin.close()  # the end of the connection: the server shuts down
-        lines += process.stdout.read().decode().splitlines(keepends=True)
-        process.wait(timeout=HANG_GUARD)
+    with stdio_command(["mcp"], env=env) as command:
+        with open(errlog, "wb") as err:
+            process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                       stderr=err, env=env)
+        assert process.stdin and process.stdout
+        process.stdin.write(messages)
+        process.stdin.flush()
+        try:
+            while not any(last in line.replace(" ", "") for line in lines):
+                line = process.stdout.readline()
+                if not line:
+                    break
+                lines.append(line.decode())
+        finally:
+            process.stdin.close()  # the end of the connection: the server shuts down
+            lines += process.stdout.read().decode().splitlines(keepends=True)
+            process.wait(timeout=HANG_GUARD)
     return lines, errlog.read_text(encoding="utf-8")
 
 
@@ -217,10 +218,12 @@ def test_the_sdk_client_works_with_a_noisy_provider(home: Path, tmp_path: Path) 
     install(home, "noisy", NOISY)
     errlog_path = tmp_path / "stderr.log"
 
+    env = {"MEMHOST_HOME": str(home), "MEMHOST_DISABLE_ENTRYPOINTS": "1"}
+
     async def client() -> None:
-        params = StdioServerParameters(command=SCRIPT or "memhost", args=["mcp"], env={
-            "MEMHOST_HOME": str(home), "MEMHOST_DISABLE_ENTRYPOINTS": "1"})
-        with anyio.fail_after(HANG_GUARD), open(errlog_path, "w", encoding="utf-8") as errlog:
+        with stdio_command(["mcp"], env=env) as command, anyio.fail_after(HANG_GUARD), \
+                open(errlog_path, "w", encoding="utf-8") as errlog:
+            params = StdioServerParameters(command=command[0], args=command[1:], env=env)
             async with stdio_client(params, errlog=errlog) as (read, write):
                 async with ClientSession(read, write) as session:
                     await session.initialize()
