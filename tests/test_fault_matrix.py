@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from cli_runner import run_python_code
 from fault_matrix_host import BOUNDS, LEAK, MODES, RECALLED, TURNS, run_session
 from memhost.fencing import scrub_text
 from memhost.outbox import Outbox
@@ -38,12 +37,15 @@ HERE = Path(__file__).resolve().parent
 EXIT_GRACE = 5.0
 
 
+#: ``python tests/fault_matrix_host.py HOOK MODE``, as ``python -c`` so that a command server
+#: forks it (:func:`cli_runner.run_python_code`): the process ends as any does, its threads
+#: joined, so one that memhost left running still keeps it alive.
+HOST = (f"import runpy, sys; sys.path.insert(0, {str(HERE)!r}); "
+        f"runpy.run_path({str(HERE / 'fault_matrix_host.py')!r}, run_name='__main__')")
+
+
 def in_subprocess(home: Path, hook: str, mode: str) -> dict[str, Any]:
-    env = {**os.environ, "MEMHOST_HOME": str(home),
-           "PYTHONPATH": os.pathsep.join(p for p in (str(HERE), os.environ.get("PYTHONPATH"))
-                                         if p)}
-    done = subprocess.run([sys.executable, str(HERE / "fault_matrix_host.py"), hook, mode],
-                          env=env, capture_output=True, text=True, timeout=120)
+    done = run_python_code(HOST, hook, mode, env={**os.environ, "MEMHOST_HOME": str(home)})
     exited = time.monotonic()
     assert done.returncode == 0, done.stderr[-3000:]
     seen = json.loads(done.stdout.strip().splitlines()[-1])
