@@ -17,7 +17,9 @@ is never closed under the host, so the bound can be passed for as long as every 
 in use; a turn with no call for ``ABANDONED_TURN_SECONDS`` counts as abandoned, not open. A
 write made through a manager after it was closed is kept in the outbox too. A user whose
 manager was closed gets a new one from the next ``manager(user_id)``, with the session it had
-restarted (and so a fresh snapshot of the memory).
+restarted (and so a fresh snapshot of the memory): the hub remembers the sessions of the last
+``SESSIONS_KEPT`` users it closed, so a process that meets users by the million over its life
+keeps a bounded record of them.
 """
 
 from __future__ import annotations
@@ -47,6 +49,9 @@ MIN_IDLE_SECONDS = 1.0
 #: A turn begun this long ago, with no call since, was abandoned: a host whose model call failed
 #: and that never called ``finish_turn`` would otherwise keep that manager open for ever.
 ABANDONED_TURN_SECONDS = 900.0
+#: The sessions of this many users closed to make room are remembered, the most recent kept: a
+#: user further back gets a manager without a session (the host starts one, see docs/hosts.md).
+SESSIONS_KEPT = 10_000
 OPENING_LOCKS = 64
 CLOSING_THREADS = 16
 
@@ -69,7 +74,8 @@ class MemoryHub:
         self._open: OrderedDict[str, MemoryManager] = OrderedDict()
         self._handed_out: dict[str, float] = {}
         self._closing: dict[str, threading.Event] = {}
-        self._sessions: dict[str, tuple[str, str]] = {}  # user -> (session_id, context)
+        # user -> (session_id, context), of users closed to make room, the most recent last
+        self._sessions: OrderedDict[str, tuple[str, str]] = OrderedDict()
         # Striped, so the locks stay few however many users come and go.
         self._opening = [threading.Lock() for _ in range(OPENING_LOCKS)]
         # The users' provider, found and configured once (see memhost.discovery.shared).
@@ -81,6 +87,8 @@ class MemoryHub:
         self.min_idle = MIN_IDLE_SECONDS
         #: Seconds without a call after which an open turn counts as abandoned.
         self.abandoned_after = ABANDONED_TURN_SECONDS
+        #: How many closed users' sessions are remembered for their next manager.
+        self.sessions_kept = SESSIONS_KEPT
         _HUBS.add(self)
 
     def _forget_parent(self) -> None:
@@ -89,8 +97,7 @@ class MemoryHub:
         the parent's), so this process opens its own; each user's session carries over."""
         _INHERITED.extend(self._open.values())  # never used nor shut down here
         for user_id, manager in self._open.items():
-            if manager.session_id:
-                self._sessions[user_id] = (manager.session_id, manager.context)
+            self._remember_session(user_id, manager)
         self._open.clear()
         self._handed_out.clear()
         self._closing.clear()
@@ -163,13 +170,21 @@ class MemoryHub:
             del self._open[user_id]
             self._handed_out.pop(user_id, None)
             self._closing[user_id] = threading.Event()
-            if manager.session_id:
-                self._sessions[user_id] = (manager.session_id, manager.context)
+            self._remember_session(user_id, manager)
         if victims:
             self.closed_to_make_room += len(victims)
             log.info("memory hub: closing %d idle manager(s) to stay within max_open=%d",
                      len(victims), self.max_open)
         return victims
+
+    def _remember_session(self, user_id: str, manager: MemoryManager) -> None:
+        """Keep ``manager``'s session for ``user_id``'s next manager (under ``_lock``), and
+        forget the oldest kept past ``sessions_kept``."""
+        if manager.session_id:
+            self._sessions[user_id] = (manager.session_id, manager.context)
+            self._sessions.move_to_end(user_id)
+        while len(self._sessions) > max(0, self.sessions_kept):
+            self._sessions.popitem(last=False)
 
     def _close(self, user_id: str, manager: MemoryManager,
                timeout: float | None = None) -> ShutdownReport:

@@ -118,6 +118,22 @@ def test_the_least_recently_used_idle_manager_is_closed_to_make_room(home: Path)
         assert carol is hub.manager("carol")
 
 
+def test_the_sessions_of_closed_users_kept_are_bounded(home: Path) -> None:
+    """A hub remembers the session of each user it closed, for that user's next manager; a
+    process meeting users by the million must not keep one record each for ever."""
+    with MemoryHub(home, max_open=1) as hub:
+        hub.min_idle = 0.0
+        hub.sessions_kept = 3
+        for number in range(8):
+            hub.manager(f"user-{number}").start_session(f"chat-{number}")
+        assert hub.closed_to_make_room == 7
+        assert len(hub._sessions) == 3  # user-4 to user-6; user-7 is open
+        # The most recently closed come back with their session; one further back without.
+        assert hub.manager("user-6").session_id == "chat-6"
+        assert hub.manager("user-5").session_id == "chat-5"
+        assert hub.manager("user-1").session_id == ""
+
+
 def test_closing_managers_ends_the_threads_they_started(home: Path) -> None:
     """A hub opens and closes managers all day; each closed one must leave no thread behind
     (its provider's call thread included), or a long-lived host runs out of threads."""
