@@ -4,9 +4,11 @@ pytest rewrites the asserts of every test module (and ``conftest.py``) when it i
 caches the result beside it (``__pycache__/<name>.<tag>-pytest-<version>.pyc``). A fresh clone
 has no such cache, so every worker, all starting at the same moment, rewrote and compiled every
 module itself: ~4.5 s of CPU a worker before its first test, four workers on two cores. Here it
-is done once, the modules split over the cores (``make test`` runs this first). Only modules
-whose cache is missing or older than their source are compiled: on a warm tree this starts no
-process at all.
+is done once, the modules split over the cores (``make test`` runs this first), with pytest's
+own rewriting helpers: ~2 s of CPU for the suite, where collecting the modules to the same end
+(what is done if those helpers are not found) imported everything they import, ~5.5 s. Only
+modules whose cache is missing or older than their source are compiled: on a warm tree this
+does nothing.
 
 A module that fails to compile or collect is left for the real run to report.
 """
@@ -53,8 +55,59 @@ def split(modules: list[Path], parts: int) -> list[list[Path]]:
     return [group for group in groups if group]
 
 
+def rewrite(modules: list[Path]) -> None:
+    """Rewrite and compile ``modules`` as pytest's import hook does, and cache each where the
+    hook looks for it (its ``_pytest.assertion.rewrite`` helpers, with the default options: no
+    assertion-pass hook), without importing them or what they import."""
+    from _pytest.assertion.rewrite import PYC_TAIL, _rewrite_test, _write_pyc_fp, get_cache_dir
+
+    for module in modules:
+        source_stat, code = _rewrite_test(module, None)  # type: ignore[arg-type]
+        cache = get_cache_dir(module)
+        cache.mkdir(exist_ok=True)
+        pyc = cache / (module.name[:-3] + PYC_TAIL)
+        partial = pyc.with_name(f"{pyc.name}.{os.getpid()}")
+        with open(partial, "wb") as handle:
+            _write_pyc_fp(handle, source_stat, code)
+        os.replace(partial, pyc)  # complete or absent, as pytest keeps it
+
+
+def rewrite_split(modules: list[Path]) -> bool:
+    """:func:`rewrite` over the cores; False where pytest's helpers are not what it expects
+    (another pytest), and the modules are then collected instead."""
+    try:
+        from _pytest.assertion import rewrite as pytest_rewrite
+
+        for name in ("PYC_TAIL", "_rewrite_test", "_write_pyc_fp", "get_cache_dir"):
+            getattr(pytest_rewrite, name)
+    except (ImportError, AttributeError):
+        return False
+    groups = split(modules, os.cpu_count() or 1)
+    children = []
+    for group in groups[1:]:
+        pid = os.fork()
+        if pid == 0:
+            try:
+                rewrite(group)
+            finally:
+                os._exit(0)
+        children.append(pid)
+    try:
+        rewrite(groups[0])
+    finally:
+        for pid in children:
+            os.waitpid(pid, 0)
+    return True
+
+
 def main() -> int:
     stale = stale_modules()
+    if stale and hasattr(os, "fork"):
+        try:
+            if rewrite_split(stale):
+                return 0
+        except Exception:  # noqa: BLE001 - a module that does not parse: the run says why
+            pass
     modules = [m for m in stale if m.name != "conftest.py"]
     if not modules and stale:  # conftest.py alone: collecting any module imports it
         modules = [min(HERE.glob("test_*.py"), key=lambda m: m.stat().st_size)]
