@@ -89,6 +89,7 @@ def stored_kinds(database: Path) -> list[str]:
         return [kind for (kind,) in conn.execute("SELECT kind FROM items ORDER BY id")]
 
 
+@pytest.mark.slow
 def test_the_readme_block_runs(home: Path, server: FakeLLM, tmp_path: Path) -> None:
     configure(home, "sqlite")
     out = run(readme_block(), home, server, tmp_path)
@@ -104,6 +105,7 @@ def test_docs_hosts_has_the_three_examples() -> None:
     assert list(host_examples()) == ["A sync host", "An asyncio host", "A gateway with many users"]
 
 
+@pytest.mark.slow
 def test_the_sync_host_runs(home: Path, server: FakeLLM, tmp_path: Path) -> None:
     configure(home, "sqlite")
     out = run(host_examples()["A sync host"], home, server, tmp_path)
@@ -117,6 +119,7 @@ def test_the_sync_host_runs(home: Path, server: FakeLLM, tmp_path: Path) -> None
     assert "The user's name is Ada." in server.log()[-1].messages[0]["content"]
 
 
+@pytest.mark.slow
 def test_the_asyncio_host_runs(home: Path, server: FakeLLM, tmp_path: Path) -> None:
     out = run(host_examples()["An asyncio host"], home, server, tmp_path)
     assert out.count("assistant:") == 2
@@ -124,6 +127,7 @@ def test_the_asyncio_host_runs(home: Path, server: FakeLLM, tmp_path: Path) -> N
     assert user_md(home) == "The user's name is Grace."
 
 
+@pytest.mark.slow
 def test_the_gateway_runs(home: Path, server: FakeLLM, tmp_path: Path) -> None:
     configure(home, "sqlite")
     out = run(host_examples()["A gateway with many users"], home, server, tmp_path)

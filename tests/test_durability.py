@@ -96,6 +96,7 @@ def test_concurrent_adds_from_eight_processes_lose_nothing(tmp_path: Path) -> No
     assert _temp_files(home / "memories") == []
 
 
+@pytest.mark.slow
 def test_writer_killed_at_random_moments_never_tears_the_file(tmp_path: Path) -> None:
     home = tmp_path / "home"
     seed = int.from_bytes(os.urandom(4), "big")

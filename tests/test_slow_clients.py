@@ -68,6 +68,7 @@ def status_of(port: int, host: str) -> int:
     return int(head.split()[1])
 
 
+@pytest.mark.slow
 def test_headers_sent_slowly_are_cut_off(server: tuple[int, str]) -> None:
     port, host = server
     sock = socket.create_connection(("127.0.0.1", port), timeout=30)
@@ -100,6 +101,7 @@ def test_headers_sent_slowly_are_cut_off(server: tuple[int, str]) -> None:
     assert status_of(port, host) != 503  # the server itself is fine
 
 
+@pytest.mark.slow
 def test_idle_connections_are_bounded_and_expire(server: tuple[int, str]) -> None:
     port, host = server
     idle = [socket.create_connection(("127.0.0.1", port), timeout=30)

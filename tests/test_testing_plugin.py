@@ -11,6 +11,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import importlib_metadata
+import pytest
 
 GOOD = '''
     import json
@@ -163,6 +164,7 @@ def test_the_plugin_is_registered_with_pytest_through_an_entry_point() -> None:
     assert found.get("memhost") == "memhost.testing"
 
 
+@pytest.mark.slow
 def test_a_provider_that_keeps_the_contract_passes_every_test(tmp_path: Path) -> None:
     folder = write(tmp_path / "good", {"good_provider.py": GOOD, "test_good.py": '''
         import pytest
@@ -183,6 +185,7 @@ def test_a_provider_that_keeps_the_contract_passes_every_test(tmp_path: Path) ->
     assert len(outcomes) == 17, sorted(outcomes)
 
 
+@pytest.mark.slow
 def test_contract_failures_name_the_broken_rule(tmp_path: Path) -> None:
     folder = write(tmp_path / "bad", {"bad_provider.py": BAD, "test_bad.py": '''
         import pytest
@@ -230,6 +233,7 @@ def test_contract_failures_name_the_broken_rule(tmp_path: Path) -> None:
     assert outcomes["TestBad::test_hook_accepts_documented_arguments[initialize]"] == "skipped"
 
 
+@pytest.mark.slow
 def test_the_provider_may_come_from_a_memhost_provider_fixture(tmp_path: Path) -> None:
     folder = write(tmp_path / "byfixture", {
         "good_provider.py": GOOD,
