@@ -58,7 +58,9 @@ def in_process(home: Path, hook: str, mode: str) -> dict[str, Any]:
     return bounded(lambda: run_session(home, hook, mode), timeout=60)
 
 
-@pytest.mark.parametrize("mode", MODES)
+# A hanging hook's session runs in a process of its own and waits out its bounds: long-running.
+@pytest.mark.parametrize("mode", [pytest.param(mode, marks=pytest.mark.slow) if mode == "hangs"
+                                  else mode for mode in MODES])
 @pytest.mark.parametrize("hook", HOST_HOOKS)  # scratch_config: see test_check_scratch.py
 def test_fault_matrix(home: Path, hook: str, mode: str) -> None:
     seen = (in_subprocess if mode == "hangs" else in_process)(home, hook, mode)
