@@ -10,12 +10,17 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import cli_runner
 from cli_runner import HANDOFF, run_memhost, stdio_command
 
+pytestmark = pytest.mark.skipif(os.environ.get("MEMHOST_TEST_EXEC") == "1",
+                                reason="MEMHOST_TEST_EXEC=1: every command is started afresh")
+
 
 def forked_env(tmp_path: Path) -> dict[str, str]:
-    return {**os.environ, "MEMHOST_HOME": str(tmp_path / "home"), "MEMHOST_TEST_EXEC": ""}
+    return {**os.environ, "MEMHOST_HOME": str(tmp_path / "home")}
 
 
 def test_the_command_gets_the_clients_pipes_and_gives_back_its_code(tmp_path: Path) -> None:
