@@ -3,7 +3,11 @@
 It imports memhost's command-line modules once, then reads one request per line on the
 protocol descriptor it is given: ``{"args", "env", "cwd", "stdin", "stdout", "stderr"}``. For
 each it forks a child, answers ``{"pid": …}``, waits for the child and answers
-``{"status": …}`` (the exit code; minus the signal number for a killed child).
+``{"status": …}`` (the exit code; minus the signal number for a killed child). A request with
+``"handoff": SOCKET`` instead of the environment, folder and files is for a client that starts
+its server itself (:func:`cli_runner.stdio_command`): the server answers ``{"listening": true}``
+once it listens at SOCKET, takes the streams, environment and folder of the process that
+connects there (:mod:`stdio_handoff`), and tells that process the pid and status too.
 
 The child becomes the command as the console script would run it: it takes the request's
 environment, working folder and ``sys.argv``, puts the request's files on descriptors 0, 1 and
