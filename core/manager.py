@@ -159,9 +159,7 @@ class MemoryManager(ProviderRegistration):
 
     def _initialize(self, provider: Provider) -> None:
         provider.health.mark_available()
-        done = self._providers.call(provider, "initialize", session_id=self.session_id,
-                                    home=self.home, config=self._provider_config(provider.name),
-                                    context=self.context, user_id=self.user_id)
+        done = self._call_initialize(provider, self.session_id)
         if provider is not self._external:
             return
         if done is FAILED:

@@ -166,9 +166,7 @@ class ProviderRegistration:
         provider, delivery, session_id = self._external, self._delivery, self.session_id
         if provider is None or delivery is None or self.closed:
             return False
-        done = self._providers.call(provider, "initialize", session_id=session_id,
-                                    home=self.home, config=self._provider_config(provider.name),
-                                    context=self.context, user_id=self.user_id)
+        done = self._call_initialize(provider, session_id)
         if done is FAILED or session_id != self.session_id:
             return False  # (a new session started meanwhile: its own initialize decides)
         if self.closed:  # shut down meanwhile: what initialize opened is closed again
@@ -179,6 +177,13 @@ class ProviderRegistration:
 
     def _problem(self, provider: str, message: str) -> None:
         self.problems.append({"provider": provider, "problem": message})
+
+    def _call_initialize(self, provider: Provider, session_id: str) -> Any:
+        """``provider``'s ``initialize`` for ``session_id``: what a session start and a
+        revival pass it alike."""
+        return self._providers.call(provider, "initialize", session_id=session_id,
+                                    home=self.home, config=self._provider_config(provider.name),
+                                    context=self.context, user_id=self.user_id)
 
     def _provider_config(self, name: str) -> dict[str, Any]:
         table = self.config.providers.get(name, {})

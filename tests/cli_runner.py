@@ -82,8 +82,12 @@ class _Server:
         Path(stderr).write_bytes(b"")
         request = {"script": command[0], "args": command[1:], "env": env, "cwd": cwd,
                    "stdin": stdin, "stdout": stdout, "stderr": stderr}
-        os.write(self.requests, (json.dumps(request) + "\n").encode("utf-8"))
+        self.send(request)
         return int(self.answer(None)["pid"])
+
+    def send(self, request: dict) -> None:
+        """One request line (see :mod:`cli_server`); its answers are read with :meth:`answer`."""
+        os.write(self.requests, (json.dumps(request) + "\n").encode("utf-8"))
 
     def stop(self) -> None:
         os.close(self.requests)
@@ -200,8 +204,7 @@ def stdio_command(args: list[str] | tuple[str, ...], *, env: dict[str, str]) -> 
     try:
         with tempfile.TemporaryDirectory(prefix="memhost-stdio-") as folder:
             path = os.path.join(folder, "handoff.sock")
-            request = {"script": SCRIPT, "args": list(args), "handoff": path}
-            os.write(server.requests, (json.dumps(request) + "\n").encode("utf-8"))
+            server.send({"script": SCRIPT, "args": list(args), "handoff": path})
             assert server.answer(time.monotonic() + 60).get("listening"), "no handoff socket"
             try:
                 yield [sys.executable, "-I", "-S", str(HANDOFF), path]

@@ -75,12 +75,14 @@ def rewrite(modules: list[Path]) -> None:
 def rewrite_split(modules: list[Path]) -> bool:
     """:func:`rewrite` over the cores; False where pytest's helpers are not what it expects
     (another pytest), and the modules are then collected instead."""
-    try:
-        from _pytest.assertion import rewrite as pytest_rewrite
-
-        for name in ("PYC_TAIL", "_rewrite_test", "_write_pyc_fp", "get_cache_dir"):
-            getattr(pytest_rewrite, name)
-    except (ImportError, AttributeError):
+    try:  # the names rewrite() takes: an ImportError when one is missing
+        from _pytest.assertion.rewrite import (  # noqa: F401
+            PYC_TAIL,
+            _rewrite_test,
+            _write_pyc_fp,
+            get_cache_dir,
+        )
+    except ImportError:
         return False
     groups = split(modules, os.cpu_count() or 1)
     children = []
