@@ -5,9 +5,10 @@ Written from the behaviour reference (../shared/reference/hermes-memory-behaviou
 mode 0600, ``flock(LOCK_EX)``) held across the whole read-modify-write; a checked read (a file
 that exists but cannot be read refuses the write); parse and de-duplicate; the edit; the whole
 file rewritten through a temp file in the same folder (``.mem_*.tmp``), flushed and fsynced
-once, then atomically renamed over the original. No folder fsync, no archive of replaced
-entries, no per-entry metadata, no drift guard and no threat scan: what it lacks is what
-memhost's store adds, and the rows show what that costs.
+once, then atomically renamed over the original. Before any of that, the new text of an add or
+a replace goes through the design's threat scan (:mod:`benchmarks.reference_scan`), as it does
+there. No folder fsync, no archive of replaced entries, no per-entry metadata, no drift guard:
+what it lacks is what memhost's store adds, and the rows show what that costs.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+
+from benchmarks.reference_scan import scan
 
 DELIMITER = "\n§\n"
 
@@ -66,16 +69,26 @@ class ReferenceStore:
                 pass
             raise
 
+    @staticmethod
+    def _scanned(content: str) -> str:
+        """``content`` stripped, once the threat scan found nothing in it (ValueError if it did)."""
+        blocked = scan(content)
+        if blocked is not None:
+            raise ValueError(blocked)
+        return content.strip()
+
     def add(self, content: str) -> None:
-        entry = content.strip()
+        entry = self._scanned(content)
         self._mutate(lambda entries: entries if entry in entries else [*entries, entry])
 
     def replace(self, old_text: str, content: str) -> None:
+        new = self._scanned(content)
+
         def edit(entries: list[str]) -> list[str]:
             hits = [i for i, e in enumerate(entries) if old_text in e]
             if len(hits) != 1:
                 raise ValueError(f"{old_text!r} matched {len(hits)} entries")
-            entries[hits[0]] = content.strip()
+            entries[hits[0]] = new
             return entries
 
         self._mutate(edit)
@@ -91,11 +104,13 @@ class ReferenceStore:
         self._mutate(edit)
 
     def batch(self, remove: str, old_text: str, content: str, add: str) -> None:
-        """One remove, one replace and one add in one locked write (what a batch does)."""
+        """One remove, one replace and one add in one locked write (what a batch does); every
+        new text is scanned before the lock, and one finding rejects the whole batch."""
+        new, added = self._scanned(content), self._scanned(add)
 
         def edit(entries: list[str]) -> list[str]:
             entries = [e for e in entries if remove not in e]
-            entries = [content.strip() if old_text in e else e for e in entries]
-            return entries if add in entries else [*entries, add.strip()]
+            entries = [new if old_text in e else e for e in entries]
+            return entries if added in entries else [*entries, added]
 
         self._mutate(edit)
