@@ -78,6 +78,18 @@ class _Fixture:
             _fsync_dir(path)
 
 
+def _screen_refusing_nothing() -> object:
+    """A screen that answers "no refusal" without reading the text (imported here, as the
+    store is, so the module loads beside any memhost)."""
+    from memhost.security.screen import Screen
+
+    class RefusesNothing(Screen):
+        def refusal(self, text: str, decision: object = None) -> None:
+            return None
+
+    return RefusesNothing()
+
+
 def _write_synced(path: Path, data: bytes) -> None:
     with open(path, "wb") as handle:
         handle.write(data)
@@ -119,11 +131,23 @@ def _run(ctx: Context, name: str, memhost_op: Callable[[_Fixture, int, int], Non
         def memhost(n: int) -> None:
             memhost_op(fixture, n, n % 1000)
 
+        refuses_nothing = _screen_refusing_nothing()
+
+        def unchecked(n: int) -> None:
+            # The same write with a screen that refuses nothing without reading the text: what
+            # the write path costs apart from the refusal check of its new text.
+            screen, fixture.store.screen = fixture.store.screen, refuses_nothing
+            try:
+                memhost(n)
+            finally:
+                fixture.store.screen = screen
+
         def baseline(n: int, *, folder: bool = False) -> None:
             bare.durable_edit(fixture.bare_path, bare_op(n, n % 1000), fsync_folder=folder)
 
         paired = alternate(rounds, {
             "memhost": side(memhost),
+            "memhost_unchecked": side(unchecked),
             "baseline": side(baseline),
             "baseline_folder_fsync": side(lambda n: baseline(n, folder=True)),
             "reference": side(lambda n: reference_op(fixture.reference, n, n % 1000)),
@@ -131,8 +155,12 @@ def _run(ctx: Context, name: str, memhost_op: Callable[[_Fixture, int, int], Non
         # Sanity: the last memhost block really wrote.
         assert len(fixture.store.entries("memory")) >= SEED_ENTRIES - block
     m, b = paired.medians()
-    row = Row(name, "", m, b, paired.ratio(), "ops/s", paired.rounds, extra={
+    unchecked_ratio = paired.ratio("memhost_unchecked", "baseline")
+    row = Row(name, "", m, b, paired.ratio(), "ops/s", paired.rounds,
+              note=f"without the refusal check of its new text: {unchecked_ratio:.2f}", extra={
         "block": block,
+        "unchecked_ops": paired.median("memhost_unchecked"),
+        "ratio_without_refusal_check": unchecked_ratio,
         "baseline_folder_fsync_ops": paired.median("baseline_folder_fsync"),
         "ratio_vs_folder_fsync": paired.ratio("memhost", "baseline_folder_fsync"),
         "reference_ops": paired.median("reference"),
