@@ -7,7 +7,9 @@ the figures are steady-state ones, not those of a file that grows through the ru
 through :class:`MemoryStore` exactly as the ``memory`` tool does: lock, checked read, drift
 guard, the edit, one durable commit (the journal record carrying the new text, the archive
 records of replaced or removed entries and the metadata), the atomic replace of the file. The
-reference side is :class:`benchmarks.reference_store.ReferenceStore`.
+reference side is :class:`benchmarks.reference_store.ReferenceStore`. A fifth side makes the same
+writes through a screen that refuses nothing without reading the text: the row's note gives its
+ratio, what the write path costs apart from the refusal check of the new text.
 """
 
 from __future__ import annotations
