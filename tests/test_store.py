@@ -155,6 +155,30 @@ def test_writes_commit_to_the_journal_then_replace_through_a_private_temp_file(
     assert (mode, folder, dst) == (0o600, store.folder, store.path("memory"))
 
 
+def test_each_write_stores_exactly_its_texts_utf8(home: Path) -> None:
+    """An add encodes only its new entry and copies the rest from the bytes this process wrote
+    last (StoreFile._encoded); what reaches the file is still the whole text's UTF-8, after an
+    add, a replace, a remove and a write by another store on the same file."""
+    store, other = MemoryStore(home), MemoryStore(home)
+    path = store.path("memory")
+    steps = [
+        lambda: store.add("memory", "Café opens at 8 — ☕ then standup"),
+        lambda: store.add("memory", "Prefers “curly quotes” in prose; 日本語 docs too"),
+        lambda: store.add("memory", "Deploys with 🚀 emoji in the changelog"),
+        lambda: store.replace("memory", "Café", "Café opens at 9 — ☕ then standup"),
+        lambda: other.add("memory", "Written by another store: ü, ß, ø"),
+        lambda: store.add("memory", "Back in the first store: ñ"),
+        lambda: store.remove("memory", "emoji"),
+        lambda: store.add("memory", "After a remove: § in a sentence is fine"),
+    ]
+    for step in steps:
+        assert step().ok
+        data = path.read_bytes()
+        assert data == serialize(store.entries("memory")).encode("utf-8")
+    assert store.entries("memory")[-1] == "After a remove: § in a sentence is fine"
+    assert len(store.entries("memory")) == 5
+
+
 @pytest.mark.parametrize("where", ["temp file", "replacing the file"])
 def test_a_failed_write_is_an_error_and_changes_nothing(
         home: Path, monkeypatch: pytest.MonkeyPatch, where: str) -> None:
