@@ -335,6 +335,31 @@ def test_a_splice_turns_the_entries_before_into_those_after(before: list[str],
     assert not set(before) & {part for part in splice if isinstance(part, str)}
 
 
+def _committed(entries: list[str]) -> journal_records.CommittedText:
+    committed = journal_records.CommittedText()
+    committed.fold({"t": 0.0, "text": DELIMITER.join(entries)})
+    return committed
+
+
+def test_a_records_splice_is_decided_on_its_entries_length_alone() -> None:
+    """with_text passes splice_of the entries' length from the text it already has; the
+    decision (a splice, or the whole text) is the one counting the entries gives."""
+    before = [f"entry {i}" for i in range(300)]
+    for after in (before[:137] + ["revised"] + before[138:], [*before, "new"],
+                  ["x" * 3000, *before[:2]], before[:1] + ["y" * 40],
+                  # Just over half the entries' length, not half the text's with its
+                  # delimiters: the whole text.
+                  before[:137] + ["z" * 2800] + before[138:]):
+        text = DELIMITER.join(after)
+        record = journal_records.with_text(
+            {"t": 1.0}, _committed(before), before, (text, after))
+        expected = journal_records.splice_of(before, after)
+        assert record.get("splice") == expected
+        assert ("text" in record) is (expected is None)
+    assert journal_records.splice_of(before, before[:137] + ["revised"] + before[138:]) == [
+        [0, 137], "revised", [138, 300]]
+
+
 def test_a_splice_that_does_not_fit_its_entries_is_refused() -> None:
     for splice in ([[0, 2]], [[1, 0]], [[-1, 1]], [[0, 1, 2]], [["0", 1]], [[0, True]], [3],
                    "no", {"0": 1}):
