@@ -87,7 +87,7 @@ def test_screening_says_what_a_missing_speed_up_or_table_costs(
     forget()
     request.addfinalizer(forget)
     ctx = doctor.build_context(argparse.Namespace(home=str(home)))
-    monkeypatch.setattr(prefilter, "_engine", lambda: None)  # no google-re2 wheel here
+    monkeypatch.setattr(prefilter, "engine", lambda: None)  # no google-re2 wheel here
     monkeypatch.setattr(learned, "MODEL_PATH", home / "trimmed" / learned.MODEL_PATH.name)
     found = doctor.check_screening(ctx)
     assert found["status"] == "note" and found["prefiltered"] == 0

@@ -53,7 +53,8 @@ def _tables() -> tuple[dict[str, int], list[dict[int, int]]]:
 
 
 _SHIFTED, _BACK = _tables()
-_SHIFTED_WORDS = frozenset(_SHIFTED)
+#: Every word a shift of a common word spells (the views' gate looks for them too).
+SHIFTED_WORDS = frozenset(_SHIFTED)
 _PLAIN = frozenset(COMMON)
 _WORD = re.compile(r"[a-z]{3,}")
 
@@ -62,7 +63,7 @@ def unshift(text: str) -> str | None:
     """``text`` shifted back, when it reads as English under some Caesar shift (rot13 is the
     shift of 13); None otherwise."""
     words = set(_WORD.findall(text.lower()))
-    shifted = words & _SHIFTED_WORDS
+    shifted = words & SHIFTED_WORDS
     if len(shifted) < 2:
         return None
     hits: dict[int, int] = {}
@@ -151,13 +152,14 @@ _BACKWARDS = re.compile(r"(?<![\w.])(?:moc|gro|ten)\.[a-z]|\bbackwards?\b|\breve
 
 
 #: Substrings one of which nearly every :data:`_BACKWARDS` match holds (a letter that may be a
-#: capital left out), looked for first: the pattern tried at every place costs ~9 µs a note.
-_BACKWARDS_SIGNS = ("moc.", "gro.", "ten.", "ackward", "everse", "to-left", "to left")
+#: capital left out), looked for first: the pattern tried at every place costs ~9 µs a note
+#: (the views' gate looks for them too).
+BACKWARDS_SIGNS = ("moc.", "gro.", "ten.", "ackward", "everse", "to-left", "to left")
 
 
 def backwards(text: str) -> str | None:
     """``text`` read from its last character to its first, when it shows signs of being written
     that way; None otherwise."""
-    if not any(sign in text for sign in _BACKWARDS_SIGNS) or not _BACKWARDS.search(text):
+    if not any(sign in text for sign in BACKWARDS_SIGNS) or not _BACKWARDS.search(text):
         return None
     return text[::-1]

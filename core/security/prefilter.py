@@ -43,7 +43,8 @@ _UNCHECKED = object()
 
 
 @once
-def _engine() -> Any:
+def engine() -> Any:
+    """``(the re2 module, the options every check compiles with)``, or None without RE2."""
     try:
         import re2
     except ImportError:  # no wheel for this platform: every feature runs through re alone
@@ -86,14 +87,14 @@ def check_for(feature: features.Feature) -> Callable[[bytes], Any] | None:
 
 
 def _build(feature: features.Feature) -> Callable[[bytes], Any] | None:
-    engine = _engine()
+    found = engine()
     entry = _table().get(feature.id)
-    if engine is None or entry is None:
+    if found is None or entry is None:
         return None
     digest, pattern = entry
     if digest != signature_digest(feature):
         return None  # the feature changed since the table was written
-    re2, options = engine
+    re2, options = found
     try:
         compiled = re2.compile(pattern.encode("ascii"), options)
     except re2.error:
@@ -104,7 +105,7 @@ def _build(feature: features.Feature) -> Callable[[bytes], Any] | None:
 def coverage() -> tuple[bool, int, int]:
     """``(RE2 installed, features whose table entry is current, all features)``, read from the
     table without compiling anything (``memhost doctor`` reports it)."""
-    installed = _engine() is not None
+    installed = engine() is not None
     table = _table()
     current = sum(1 for f in features.FEATURES
                   if f.id in table and table[f.id][0] == signature_digest(f))
