@@ -47,7 +47,7 @@ def once(builder: Callable[[], T]) -> Once[T]:
                 value = state[0]
                 if value is _UNSET:
                     value = state[0] = builder()
-        return cast(T, value)
+        return value  # (not typing.cast: a function call on every use)
 
     def cache_clear() -> None:
         """Forget the value: the next call builds it again."""

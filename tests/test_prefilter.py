@@ -89,7 +89,7 @@ def test_no_feature_is_ruled_out_where_its_pattern_matches() -> None:
                 continue
             check = prefilter.check_for(feature)
             assert check is not None, f"{fid} has no prefilter (table stale or RE2 refused it)"
-            assert check(raw) is not None, (fid, text)
+            assert check(raw), (fid, text)
             checked += 1
     assert checked > 1_000  # the texts reach the features
 
@@ -120,3 +120,25 @@ def test_without_the_prefilter_the_scorer_finds_the_same(monkeypatch: pytest.Mon
         assert [scorer.assess(t) for t in texts] == with_prefilter
     finally:
         scorer.forget()
+
+
+def test_a_check_answers_no_where_its_pattern_cannot_match() -> None:
+    check = prefilter.compile_check(rb"(?i)ignore\s+previous")
+    assert check is not None
+    assert check(b"Please IGNORE   previous notes") is True
+    assert check(b"The user prefers tabs of width four.") is False
+    assert prefilter.compile_check(rb"(unclosed") is None  # RE2 refuses it: no check
+
+
+def test_a_wrapper_without_its_compiled_pattern_is_asked_through_search(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    class Plain:  # a wrapper that keeps its compiled pattern elsewhere
+        def __init__(self, pattern: bytes, options: object) -> None:
+            self.search = original(pattern, options).search
+
+    original = re2.compile
+    monkeypatch.setattr(re2, "compile", Plain)
+    check = prefilter.compile_check(rb"(?i)ignore\s+previous")
+    assert check is not None
+    assert check(b"ignore previous") is True
+    assert check(b"a plain note") is False

@@ -77,8 +77,8 @@ def _table() -> dict[str, tuple[str, str]]:
 _checks: dict[str, Any] = {}
 
 
-def check_for(feature: features.Feature) -> Callable[[bytes], Any] | None:
-    """A function of an ASCII text's bytes, false when ``feature`` cannot match it; None when
+def check_for(feature: features.Feature) -> Callable[[bytes], bool] | None:
+    """A function of an ASCII text's bytes, False when ``feature`` cannot match it; None when
     the feature has no usable prefilter (it then runs on every text its anchors choose)."""
     found = _checks.get(feature.id, _UNCHECKED)
     if found is _UNCHECKED:
@@ -86,20 +86,44 @@ def check_for(feature: features.Feature) -> Callable[[bytes], Any] | None:
     return found
 
 
-def _build(feature: features.Feature) -> Callable[[bytes], Any] | None:
-    found = engine()
+def _build(feature: features.Feature) -> Callable[[bytes], bool] | None:
     entry = _table().get(feature.id)
-    if found is None or entry is None:
+    if entry is None:
         return None
     digest, pattern = entry
     if digest != signature_digest(feature):
         return None  # the feature changed since the table was written
+    return compile_check(pattern.encode("ascii"))
+
+
+def compile_check(pattern: bytes) -> Callable[[bytes], bool] | None:
+    """A function of a text's bytes, false when RE2 finds no match of ``pattern`` anywhere in
+    it; None without RE2, or when RE2 refuses the pattern.
+
+    It calls the compiled pattern's own ``Match`` where the wrapper keeps one: one Python frame
+    per check instead of the wrapper's three (~0.55 µs against ~0.8, five or six checks a note).
+    Not ``re2.Set``, which would be one call into C: a set whose automaton runs out of memory
+    answers "no match" (RE2 gives up and says so only to a caller that asks), where a pattern
+    falls back to its slower engine, and a text written to exhaust it would pass unread.
+    """
+    found = engine()
+    if found is None:
+        return None
     re2, options = found
     try:
-        compiled = re2.compile(pattern.encode("ascii"), options)
+        compiled = re2.compile(pattern, options)
     except re2.error:
         return None
-    return compiled.search
+    own = getattr(compiled, "_regexp", None)
+    anywhere = getattr(getattr(own, "Anchor", None), "UNANCHORED", None)
+    if anywhere is None:  # a wrapper of another shape: its public search
+        return lambda text: compiled.search(text) is not None
+    match = own.Match
+
+    def check(text: bytes) -> bool:
+        return match(anywhere, text, 0, len(text))[0][0] >= 0
+
+    return check
 
 
 def coverage() -> tuple[bool, int, int]:

@@ -32,8 +32,10 @@ import hashlib
 import re
 import sys
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from memhost.once import once
 from memhost.security import anchors, ciphers, confusables, features, learned, leet, prefilter, unread
@@ -110,6 +112,9 @@ class Assessment:
 
 # -- scoring --------------------------------------------------------------------------------------
 
+_UNBUILT = object()
+
+
 class _Compiled:
     """A feature with its anchors; its patterns are compiled the first time a text needs them.
 
@@ -118,22 +123,28 @@ class _Compiled:
     (one write, one session start) compiles only the features those notes reach.
     """
 
-    __slots__ = ("feature", "anchors", "also_anchors", "_rx", "_also")
+    __slots__ = ("feature", "group", "weight", "anchors", "also_anchors", "_rx", "_also",
+                 "_check")
 
     def __init__(self, feature: features.Feature) -> None:
         self.feature = feature
+        # Read once here: the loop over a note's features asks for them on every note.
+        self.group, self.weight = feature.group, feature.weight
         found = features.ANCHORS.get(feature.id)
         self.anchors = frozenset(found) if found is not None else None
         also = features.ALSO_ANCHORS.get(feature.id)
         self.also_anchors = frozenset(also) if also is not None else None
         self._rx: re.Pattern[str] | None = None
         self._also: re.Pattern[str] | None = None
+        self._check: Any = _UNBUILT
 
-    def rules_out(self, ascii_text: bytes) -> bool:
-        """Whether the prefilter (:mod:`memhost.security.prefilter`) shows the pattern cannot
-        match this ASCII text: a few µs where running the pattern costs tens."""
-        check = prefilter.check_for(self.feature) if USE_PREFILTER else None
-        return check is not None and check(ascii_text) is None
+    def ascii_check(self) -> Callable[[bytes], bool] | None:
+        """The prefilter's check (:mod:`memhost.security.prefilter`): false for an ASCII text
+        the pattern cannot match, a few µs where running the pattern costs tens; None when the
+        feature has none."""
+        if self._check is _UNBUILT:
+            self._check = prefilter.check_for(self.feature)
+        return self._check
 
     @property
     def rx(self) -> re.Pattern[str]:
@@ -190,33 +201,41 @@ def _forbidden(text: str, start: int, end: int) -> bool:
     return found is not None and found.start() <= start
 
 
-def _chosen(text: str) -> list[_Compiled]:
+def _chosen(text: str) -> tuple[_Compiled, ...]:
     """The features ``text`` can fire, in their order: those whose anchors it holds (and, for a
     feature of two parts, one of the second part's too): a few of ninety."""
-    every = _compiled()
     if not USE_ANCHORS:
-        return list(every)
+        return _compiled()
+    return _chosen_by(frozenset(anchors.present(text)))
+
+
+@lru_cache(maxsize=1024)  # notes hold the same few anchors over and over
+def _chosen_by(present: frozenset[str]) -> tuple[_Compiled, ...]:
+    every = _compiled()
     always, by_literal = _by_anchor()
     chosen = set(always)
-    present = anchors.present(text)
     for literal in present:
         chosen.update(by_literal.get(literal, ()))
-    return [every[i] for i in sorted(chosen)
-            if every[i].also_anchors is None or not every[i].also_anchors.isdisjoint(present)]
+    return tuple(every[i] for i in sorted(chosen)
+                 if every[i].also_anchors is None or not every[i].also_anchors.isdisjoint(present))
 
 
 def _score_view(text: str, view: str) -> dict[str, Evidence]:
     """The evidence in one view: per family, its strongest feature."""
     quoted = [m.span() for m in _QUOTED.finditer(text)] if '"' in text or not text.isascii() else []
     found: dict[str, Evidence] = {}
-    ascii_text = text.encode("ascii") if text.isascii() else None
+    ascii_text = text.encode("ascii") if text.isascii() and USE_PREFILTER else None
     for compiled in _chosen(text):
+        held = found.get(compiled.group)
+        if held is not None and held.weight >= compiled.weight:
+            continue
+        if ascii_text is not None:  # the check inlined: it runs five or six times a note
+            check = compiled._check
+            if check is _UNBUILT:
+                check = compiled.ascii_check()
+            if check is not None and not check(ascii_text):
+                continue
         feature = compiled.feature
-        held = found.get(feature.group)
-        if held is not None and held.weight >= feature.weight:
-            continue
-        if ascii_text is not None and compiled.rules_out(ascii_text):
-            continue
         best = 0.0
         for match in compiled.rx.finditer(text):
             also = compiled.also

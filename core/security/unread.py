@@ -47,6 +47,7 @@ _SECRET = re.compile(
     rf"{CREDENTIAL_PATH}|\b(?:tokens?|api[\s_-]?keys?|api|ssh|aws|gpg|passwords?|credentials?"
     r"|cookies?|2fa|otp)\b", re.IGNORECASE)
 _WORD = re.compile(r"[^\W\d_]+")
+_ASCII_WORD = re.compile("[a-z]+")
 #: Where a clause ends: a full stop of any script before a space or the end, a semicolon, a line.
 _CLAUSES = re.compile(r"[.。!?！？؟।](?=\s|$)|[;\n]")
 #: Words that make up a third of any English sentence.
@@ -58,18 +59,21 @@ _ENGLISH = frozenset(
 
 def directive_unread(text: str) -> bool:
     """Whether ``text`` names the agent and something outside in words that are not English."""
-    words = _WORD.findall(text)
-    if len(words) < 4:
-        return False
-    english = sum(w.lower() in _ENGLISH for w in words)
     marked = not text.isascii()
     if not marked:
         # Plain letters: English, or a language written without marks (Afrikaans, Indonesian,
         # Swahili): told apart by English's function words, of which the others hold almost none.
-        if len(words) < 8 or english > 0.05 * len(words):
+        # The words of lowered ASCII text are its runs of a-z (a class ``re`` tests in half the
+        # time of the general one).
+        words = _ASCII_WORD.findall(text.lower())
+        if len(words) < 8 or sum(map(_ENGLISH.__contains__, words)) > 0.05 * len(words):
             return False
-    elif sum(not w.isascii() for w in words) < 2 or english > 0.15 * len(words):
-        return False
+    else:
+        words = _WORD.findall(text)
+        english = sum(w.lower() in _ENGLISH for w in words)
+        if (len(words) < 4 or sum(not w.isascii() for w in words) < 2
+                or english > 0.15 * len(words)):
+            return False
     # In one clause: "the assistant answers in Czech; the docs are at https://…" is two notes.
     # The agent with a place or a secret; or, without the agent named, a secret and a place
     # ("every key in the .env goes to backup@…"): what is moved, and where to. Not in plain

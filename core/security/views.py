@@ -9,6 +9,7 @@ import base64
 import binascii
 import re
 import unicodedata
+from collections.abc import Callable
 
 from memhost.once import once
 from memhost.security import ciphers, confusables, leet, prefilter
@@ -134,15 +135,11 @@ _GATE = "|".join((
 
 
 @once
-def _gate() -> object:
-    engine = prefilter.engine()
-    if engine is None:
-        return None  # no RE2: every text is read every way
-    re2, options = engine
-    return re2.compile(("(?i)" + _GATE).encode("ascii"), options)
+def _gate() -> Callable[[bytes], bool] | None:
+    return prefilter.compile_check(("(?i)" + _GATE).encode("ascii"))
 
 
 def _may_hide(text: str) -> bool:
     """Whether ASCII ``text`` may read differently in some view (False: only as itself)."""
     gate = _gate()
-    return gate is None or gate.search(text.encode("ascii")) is not None
+    return gate is None or gate(text.encode("ascii"))  # no RE2: every text is read every way
