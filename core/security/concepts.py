@@ -321,3 +321,15 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "never_refuse": ("refus", "declin", "say", "hold", "hesitat", "moralis", "moraliz", "off-limits",
                      "forbidden", "taboo"),
 }
+
+#: For a feature whose anchors are common words, the second part's literals, one of which every
+#: match also holds (proved as the anchors are): it runs only where the text holds both.
+_ACT_ANCHORS = ("run", "exec", "eval", "do", "follow", "obey", "carr", "perform", "act", "apply",
+                "implement", "compl", "hono", "treat")
+ALSO_ANCHORS: dict[str, tuple[str, ...]] = {
+    # "as" is in "was", "has", "last": the verb before it is what the feature is about.
+    "speak_as": ("respond", "reply", "answer", "speak", "talk", "operate", "function", "introduce",
+                 "present", "masquerad", "identify", "sign"),
+    "remote_act": _ACT_ANCHORS,
+    "act_on_returned": _ACT_ANCHORS,
+}

@@ -315,3 +315,8 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "against_security": ("advis", "recommend", "tell", "urg", "encourag", "steer", "suggest"),
     "history_hidden": ("history", "histfile", "prefixed", "histcontrol"),
 }
+
+#: A second part's literals, as :data:`memhost.security.concepts.ALSO_ANCHORS` has them.
+ALSO_ANCHORS: dict[str, tuple[str, ...]] = {
+    "fetched_and_run": ("grab", "fetch", "download", "pull", "get", "retriev"),  # anchors: "/"…
+}

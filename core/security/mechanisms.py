@@ -225,3 +225,8 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "exfil_turns": ("prompt", "message", "question", "input", "quer", "answer", "repl", "respons"),
     "destroy_command": ("rm", "mkfs", "dd", ":()", "format", "remove-item"),
 }
+
+#: A second part's literals, as :data:`memhost.security.concepts.ALSO_ANCHORS` has them.
+ALSO_ANCHORS: dict[str, tuple[str, ...]] = {
+    "role_line_other": ("human", "operator", "system"),  # the anchor is ":"
+}
