@@ -62,7 +62,18 @@ _TOKEN_OR_URL = re.compile(rf"({URL_START}\S+)|{TOKEN.pattern}", re.IGNORECASE)
 
 
 def read(base: str, table: dict[int, str] | None) -> str:
-    leet = _TOKEN_OR_URL.sub(lambda m: m.group(1) or unleet(m.group(0), table), base)
+    read_as: dict[str, str] = {}  # a text repeats its words: each is read once
+
+    def word(match: re.Match[str]) -> str:
+        url, token = match.group(1, 0)
+        if url:
+            return url
+        found = read_as.get(token)
+        if found is None:
+            found = read_as[token] = unleet(token, table)
+        return found
+
+    leet = _TOKEN_OR_URL.sub(word, base)
     if "/" in base and _PATH.search(base):
         leet = _PATH_RUN.sub(
             lambda m: _PATH_PART.sub(lambda p: unleet(p.group(0), table, every=True), m.group(0)),
