@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from memhost.builtin_providers.checks import WriteChecks
-from memhost.builtin_providers.entries import FILENAMES, normalise, text_problem
+from memhost.builtin_providers.entries import FILENAMES, normalise, text_problem, with_replaced
 from memhost.builtin_providers.outcomes import NOTHING_APPLIED, Change, OpError
 
 #: action, the cleaned new entry ("" for remove), the cleaned old_text ("" for add), and the
@@ -71,8 +71,7 @@ def edit(checks: WriteChecks, target: str, prepared: list[Prepared], origin: str
                 removed[str(number)] = previous
                 changes.append(Change("remove", target, "", previous))
             else:
-                work = [e for e in work if e != content or e == previous]
-                work = [content if e == previous else e for e in work]
+                work = with_replaced(work, previous, content)
                 replaced[str(number)] = previous
                 changes.append(Change("replace", target, content, previous))
         if entries and not work:

@@ -139,6 +139,17 @@ def serialize(entries: Iterable[str]) -> str:
     return DELIMITER.join(entries)
 
 
+def with_replaced(entries: list[str], previous: str, entry: str) -> list[str]:
+    """A copy of ``entries`` (distinct, as :func:`parse` gives them) with ``previous`` replaced
+    by ``entry`` in its place; an entry equal to ``entry`` elsewhere is dropped, so they stay
+    distinct. (In C: a write's own work runs cold after the last write's sync.)"""
+    after = list(entries)
+    if entry != previous and entry in after:
+        after.remove(entry)
+    after[after.index(previous)] = entry
+    return after
+
+
 def joined_length(entries: list[str]) -> int:
     """What the budget counts: characters of the joined text, delimiters included. Joining and
     measuring is a copy in C; summing the lengths calls ``len`` once an entry, ~3x slower at a

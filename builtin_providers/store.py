@@ -38,6 +38,7 @@ from memhost.builtin_providers.entries import (
     joined_length,
     parse,
     remember,
+    with_replaced,
 )
 from memhost.builtin_providers.maintenance import Maintenance
 from memhost.builtin_providers.outcomes import (
@@ -268,8 +269,7 @@ class MemoryStore(Maintenance):
             index = self.locate(target, entries, old, "replace", matched_entry)
             previous = entries[index]
             self.refuse_pinned(target, previous, origin)
-            after = [e for e in entries if e != entry] if entry != previous else list(entries)
-            after = [entry if e == previous else e for e in after]
+            after = with_replaced(entries, previous, entry)
             self.check_budget(target, entries, after, (
                 "This replacement would exceed the budget. Shorten the new text, or remove other "
                 "stale entries in the same 'operations' batch (see current_entries)."))

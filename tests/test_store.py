@@ -438,6 +438,16 @@ class TestOperations:
             "Deploys go through CI; staging first; ask Bo for prod")
         assert store.entries("memory") == ["Deploys go through CI"]
 
+    def test_a_replace_by_an_entry_already_saved_leaves_it_once_in_the_replaced_place(
+            self, home: Path) -> None:
+        store = MemoryStore(home)
+        for entry in ("alpha", "beta", "gamma"):
+            store.add("memory", entry)
+        assert store.replace("memory", "gamma", "alpha").ok
+        assert store.entries("memory") == ["beta", "alpha"]
+        assert store.replace("memory", "beta", "beta").ok  # by itself: nothing moves
+        assert store.entries("memory") == ["beta", "alpha"]
+
     def test_replace_validates_its_inputs(self, home: Path) -> None:
         store = MemoryStore(home)
         store.add("memory", "alpha")
@@ -630,6 +640,17 @@ class TestBatch:
         assert not outcome.ok and message in outcome.response["error"]
         assert outcome.consolidation_failure is counts
         assert on_disk(store) == before
+
+    def test_a_replace_by_an_entry_already_saved_keeps_it_once_in_place(self, home: Path) -> None:
+        store = MemoryStore(home)
+        for entry in ("alpha", "beta", "gamma"):
+            store.add("memory", entry)
+        outcome = store.apply_batch("memory", [
+            {"action": "replace", "old_text": "gamma", "content": "alpha"},
+            {"action": "replace", "old_text": "beta", "content": "beta"},  # by itself: no change
+        ])
+        assert outcome.ok, outcome.response
+        assert store.entries("memory") == ["beta", "alpha"]
 
     def test_ambiguity_inside_a_batch_counts(self, home: Path) -> None:
         store = MemoryStore(home)
