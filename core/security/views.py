@@ -114,29 +114,30 @@ def _decode(run: str, kind: str) -> str | None:
 #: Set to False to build every view of every text (what the gate is checked against).
 USE_GATE = True
 
-#: What an ASCII text holds wherever a reading above could differ from the text: each part a
-#: loosened form of that reading's own test (look-arounds dropped, so it matches more, never
-#: less). A bidi override or a hidden character is not ASCII. One RE2 pass over a note costs
-#: ~0.5 µs, where the readings' own tests cost ~7 µs together, and most notes hold none of it.
-_MARK = "[0134579@$!|]"
-_GATE = "|".join((
-    # Leetspeak, the shapes of leet.ANYWHERE: a mark between letters, a mark and two letters,
-    # marks at both ends of letters, two letters and a 3 or 0, three letters and two marks.
-    rf"[a-z]{_MARK}+[a-z]", "[0134579@$][a-z][a-z]", rf"[0134579@$][a-z]+{_MARK}",
-    "[a-z][a-z][03]", "[a-z][a-z][a-z][0134579][0134579]",
-    r"~/|\$HOME/",  # a path under the home folder, read part by part
-    "[a-z0-9+/]{16}",  # a run base64 is made of (a hex run is one too)
-    "%",  # percent-encoded bytes
-    r"\b[a-z][ *\-._][a-z][ *\-._][a-z]\b",  # letters one by one (ciphers._SPACED_HINT)
-    "(?-i:" + "|".join(re.escape(sign) for sign in ciphers.BACKWARDS_SIGNS) + ")",
-    # A word some Caesar shift of a common word spells (ciphers.unshift needs two).
-    "(?:^|[^a-z])(?:" + "|".join(sorted(ciphers.SHIFTED_WORDS)) + ")(?:[^a-z]|$)",
-))
-
-
 @once
 def _gate() -> Callable[[bytes], bool] | None:
-    return prefilter.compile_check(("(?i)" + _GATE).encode("ascii"))
+    """What an ASCII text holds wherever a reading above could differ from the text, as an RE2
+    check (None without RE2): each part a loosened form of that reading's own test (look-arounds
+    dropped, so it matches more, never less); a bidi override or a hidden character is not
+    ASCII. One pass over a note costs ~0.5 µs, where the readings' own tests cost ~7 µs
+    together, and most notes hold none of it. Built at the first ASCII note (~2.4 ms), not at
+    import."""
+    mark = "[0134579@$!|]"
+    pattern = "|".join((
+        # Leetspeak, the shapes of leet.ANYWHERE: a mark between letters, a mark and two
+        # letters, marks at both ends of letters, two letters and a 3 or 0, three letters and
+        # two marks.
+        rf"[a-z]{mark}+[a-z]", "[0134579@$][a-z][a-z]", rf"[0134579@$][a-z]+{mark}",
+        "[a-z][a-z][03]", "[a-z][a-z][a-z][0134579][0134579]",
+        r"~/|\$HOME/",  # a path under the home folder, read part by part
+        "[a-z0-9+/]{16}",  # a run base64 is made of (a hex run is one too)
+        "%",  # percent-encoded bytes
+        r"\b[a-z][ *\-._][a-z][ *\-._][a-z]\b",  # letters one by one (ciphers._SPACED_HINT)
+        "(?-i:" + "|".join(re.escape(sign) for sign in ciphers.BACKWARDS_SIGNS) + ")",
+        # A word some Caesar shift of a common word spells (ciphers.unshift needs two).
+        "(?:^|[^a-z])(?:" + "|".join(sorted(ciphers.SHIFTED_WORDS)) + ")(?:[^a-z]|$)",
+    ))
+    return prefilter.compile_check(("(?i)" + pattern).encode("ascii"))
 
 
 def _may_hide(text: str) -> bool:
