@@ -366,6 +366,36 @@ def test_a_splice_that_does_not_fit_its_entries_is_refused() -> None:
         assert journal_records.apply_splice(["a"], splice) is None
 
 
+def test_splices_folded_after_entries_were_handed_out_leave_that_list_as_it_was() -> None:
+    """A run of adds extends the entries the committed text holds in place, but never a list
+    it handed out (a writer reads it under the lock: a later fold must not change it)."""
+    committed = _committed(["a", "b"])
+    lent = committed.entries()
+    assert lent == ["a", "b"]
+    committed.fold({"splice": [[0, 2], "c"], "chars": 9})
+    committed.fold({"splice": [[0, 3], "d"], "chars": 13})
+    assert lent == ["a", "b"]
+    assert committed.entries() == ["a", "b", "c", "d"]
+    assert committed.text() == DELIMITER.join("abcd")
+
+
+@pytest.mark.parametrize("kept", [[0, 3.0], [False, 3], [0.0, 3], [0, 3, 3], "03", [0, 2],
+                                  [1, 3], [0, 4]])
+def test_an_add_splice_is_applied_in_place_only_when_it_keeps_every_entry(kept: object) -> None:
+    """Folded without handing the entries out (a reader catching up), a splice of the shape of
+    an add extends them; any other first part goes the way of apply_splice, which refuses
+    what is not two whole numbers within the entries, so the record leaves nothing known."""
+    committed = _committed(["a", "b"])
+    committed.fold({"splice": [[0, 2], "c"], "chars": 7})  # extended in place
+    committed.fold({"splice": [kept, "d"], "chars": 10})
+    expected = journal_records.apply_splice(["a", "b", "c"], [kept, "d"])
+    assert committed.entries() == expected
+    good = _committed(["a", "b"])
+    for n in range(2, 6):
+        good.fold({"splice": [[0, n], f"e{n}"], "chars": 0})
+    assert good.entries() == ["a", "b", "e2", "e3", "e4", "e5"]
+
+
 def _records(path: Path) -> list[dict]:
     return [r for r in map(journal_records.decode, path.read_bytes().split(b"\n"))
             if r is not None and ("splice" in r or journal_records.has_text(r))]
