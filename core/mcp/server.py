@@ -41,7 +41,7 @@ from memhost.mcp.catalog import (INSTRUCTIONS, RECALL_SCHEMA, RECALL_TOOL, SNAPS
 from memhost.mcp.serving import (HTTP_HOST, HTTP_PATH, TOKEN_ENV, http_token, serve_http,
                                  serve_stdio)
 from memhost.mcp.session import MemorySession
-from memhost.mcp.stdio import sound_lines
+from memhost.mcp.stdio import WireLines
 
 log = logging.getLogger("memhost.mcp")
 
@@ -194,17 +194,17 @@ class MemoryMcpServer:
     async def run_stdio(self, wire_in: BinaryIO, wire_out: BinaryIO) -> None:
         """Serve one connection over the wire :func:`memhost.mcp.stdio.claim` took, until the
         client closes it or a signal comes."""
-        stdin = anyio.wrap_file(io.TextIOWrapper(wire_in, encoding="utf-8", errors="replace"))
+        wire = WireLines(wire_in)
         stdout = anyio.wrap_file(io.TextIOWrapper(wire_out, encoding="utf-8"))
-        # stdio_server only iterates over stdin's lines; see stdio.sound_line for why each is read
-        # through it.
-        async with stdio_server(sound_lines(stdin), stdout) as (read_stream, write_stream):
+        # stdio_server only iterates over stdin's lines (see WireLines and stdio.sound_line).
+        async with stdio_server(wire.lines(), stdout) as (read_stream, write_stream):
             async with anyio.create_task_group() as tasks:
                 serving = anyio.CancelScope()
                 tasks.start_soon(_stop_on_signal, serving)
                 with serving:
                     await self.server.run(read_stream, write_stream,
                                           self.server.create_initialization_options())
+                wire.stop()  # after a signal the client may keep the wire open: read no more
                 await anyio.to_thread.run_sync(self.close_all)
                 tasks.cancel_scope.cancel()
 

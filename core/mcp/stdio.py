@@ -18,8 +18,12 @@ import json
 import os
 import re
 import sys
-from collections.abc import AsyncIterable, AsyncIterator
+import threading
+from collections.abc import AsyncIterator
 from typing import BinaryIO
+
+import anyio
+import anyio.lowlevel
 
 
 def claim() -> tuple[BinaryIO, BinaryIO]:
@@ -104,7 +108,45 @@ def _shallow(line: str) -> str:
     return json.dumps({"jsonrpc": "2.0", "id": json.loads(request_id), "method": TOO_DEEP})
 
 
-async def sound_lines(lines: AsyncIterable[str]) -> AsyncIterator[str]:
-    """An async text file's lines, each through :func:`sound_line`."""
-    async for line in lines:
-        yield sound_line(line)
+class WireLines:
+    """The client's messages, one line each, read on a daemon thread of their own.
+
+    The MCP SDK reads stdin on one of the event loop's worker threads, and nothing can stop a
+    read blocked there: after a signal (a supervisor's SIGTERM, a Ctrl-C) the session was closed
+    but the process stayed until the client closed its end of the pipe, and at exit the
+    interpreter waited for that thread too. Here a daemon thread reads the wire and hands each
+    line to the event loop; :meth:`stop` ends the lines at once, and the thread, still blocked
+    in its read, goes with the process.
+    """
+
+    def __init__(self, wire_in: BinaryIO) -> None:
+        self._file = io.TextIOWrapper(wire_in, encoding="utf-8", errors="replace")
+        # Unbuffered: a line is read from the wire only once the server takes the one before.
+        self._send, self._receive = anyio.create_memory_object_stream[str]()
+
+    async def lines(self) -> AsyncIterator[str]:
+        """Each line through :func:`sound_line`, until the client closes the wire or
+        :meth:`stop`."""
+        token = anyio.lowlevel.current_token()
+        threading.Thread(target=self._read, args=(token,), name="memhost-mcp-wire",
+                         daemon=True).start()
+        async with self._receive:
+            async for line in self._receive:
+                yield sound_line(line)
+
+    def stop(self) -> None:
+        """End the lines now (called on the event loop)."""
+        self._send.close()
+
+    def _read(self, token: anyio.lowlevel.EventLoopToken) -> None:
+        try:
+            for line in self._file:
+                anyio.from_thread.run(self._send.send, line, token=token)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            return  # stopped: nobody reads any more
+        except RuntimeError:
+            return  # the event loop is gone
+        except (OSError, ValueError):
+            pass  # the wire broke: as the end of it
+        with contextlib.suppress(RuntimeError):
+            anyio.from_thread.run_sync(self._send.close, token=token)
