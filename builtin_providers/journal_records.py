@@ -286,9 +286,13 @@ class CommittedText:
 def _appends_to(splice: list[Any], size: int) -> bool:
     """Whether ``splice`` keeps all ``size`` entries in place and adds strings after them."""
     kept = splice[0]
-    return (type(kept) is list and len(kept) == 2 and type(kept[0]) is int
-            and type(kept[1]) is int and kept[0] == 0 and kept[1] == size
-            and all(type(part) is str for part in splice[1:]))
+    if not (type(kept) is list and len(kept) == 2 and type(kept[0]) is int
+            and type(kept[1]) is int and kept[0] == 0 and kept[1] == size):
+        return False
+    for index in range(1, len(splice)):  # an add's one new entry, most often: no generator
+        if type(splice[index]) is not str:
+            return False
+    return True
 
 
 def with_text(record: dict[str, Any], committed: CommittedText | None, entries: list[str],

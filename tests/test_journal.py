@@ -396,6 +396,16 @@ def test_an_add_splice_is_applied_in_place_only_when_it_keeps_every_entry(kept: 
     assert good.entries() == ["a", "b", "e2", "e3", "e4", "e5"]
 
 
+@pytest.mark.parametrize("rest", [["d", [0, 1]], ["d", 7], ["d", None], [["x"]], []])
+def test_a_splice_keeping_every_entry_then_not_only_new_ones_is_not_an_append(rest: list) -> None:
+    """After "every entry, in place", a range or anything but a string makes the splice one to
+    apply (or refuse) whole, as apply_splice does."""
+    committed = _committed(["a", "b"])
+    committed.fold({"splice": [[0, 2], "c"], "chars": 9})
+    committed.fold({"splice": [[0, 3], *rest], "chars": 0})
+    assert committed.entries() == journal_records.apply_splice(["a", "b", "c"], [[0, 3], *rest])
+
+
 def _records(path: Path) -> list[dict]:
     return [r for r in map(journal_records.decode, path.read_bytes().split(b"\n"))
             if r is not None and ("splice" in r or journal_records.has_text(r))]
