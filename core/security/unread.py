@@ -78,8 +78,13 @@ def directive_unread(text: str) -> bool:
     # The agent with a place or a secret; or, without the agent named, a secret and a place
     # ("every key in the .env goes to backup@…"): what is moved, and where to. Not in plain
     # letters, where a command line or a config note holds both and few English words.
+    # The agent is looked for first, then the secret, then the place: each search is made only
+    # when the answer still depends on it, cheapest first (on 64 KB of "x-y-z." the place's
+    # patterns take ~50 ms, the agent's ~10).
     for clause in _CLAUSES.split(text):
-        place, secret = _PLACE.search(clause), _SECRET.search(clause)
-        if (place or secret) and _AGENT.search(clause) or marked and place and secret:
+        if _AGENT.search(clause):
+            if _SECRET.search(clause) or _PLACE.search(clause):
+                return True
+        elif marked and _SECRET.search(clause) and _PLACE.search(clause):
             return True
     return False
