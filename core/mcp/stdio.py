@@ -7,7 +7,8 @@ descriptor 1 at stderr and descriptor 0 at the null device, for the rest of the 
 ``print()``, a C extension writing to fd 1, or a child process inheriting it all land on stderr,
 and nothing can read the client's requests from under the server. Only the server writes to
 the private stdout. (The MCP SDK diverts the descriptors too, but only while it serves, which
-starts after the provider was imported.)
+starts after the provider was imported.) The client's requests are read from the private stdin
+by :class:`WireLines`, each made readable by the SDK's parser first (:func:`sound_line`).
 """
 
 from __future__ import annotations
