@@ -238,7 +238,7 @@ class CommittedText:
         base = self._entries if self._entries is not None else self._split()
         if base is None:
             return None
-        if not self._lent and type(splice) is list and splice and _appends_to(splice, len(base)):
+        if not self._lent and _appends_to(splice, len(base)):
             base.extend(splice[1:])
             return base
         return apply_splice(base, splice)
@@ -283,8 +283,10 @@ class CommittedText:
         return self._entries
 
 
-def _appends_to(splice: list[Any], size: int) -> bool:
+def _appends_to(splice: Any, size: int) -> bool:
     """Whether ``splice`` keeps all ``size`` entries in place and adds strings after them."""
+    if type(splice) is not list or not splice:
+        return False
     kept = splice[0]
     if not (type(kept) is list and len(kept) == 2 and type(kept[0]) is int
             and type(kept[1]) is int and kept[0] == 0 and kept[1] == size):

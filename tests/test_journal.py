@@ -406,6 +406,14 @@ def test_a_splice_keeping_every_entry_then_not_only_new_ones_is_not_an_append(re
     assert committed.entries() == journal_records.apply_splice(["a", "b", "c"], [[0, 3], *rest])
 
 
+@pytest.mark.parametrize("splice", ["no", [], {"0": 1}, None, 3])
+def test_a_splice_that_is_not_a_list_of_parts_is_applied_as_apply_splice_would(splice: object) -> None:
+    committed = _committed(["a", "b"])
+    committed.fold({"splice": [[0, 2], "c"], "chars": 9})  # extended in place
+    committed.fold({"splice": splice, "chars": 0})
+    assert committed.entries() == journal_records.apply_splice(["a", "b", "c"], splice)
+
+
 def _records(path: Path) -> list[dict]:
     return [r for r in map(journal_records.decode, path.read_bytes().split(b"\n"))
             if r is not None and ("splice" in r or journal_records.has_text(r))]

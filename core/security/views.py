@@ -114,6 +114,7 @@ def _decode(run: str, kind: str) -> str | None:
 #: Set to False to build every view of every text (what the gate is checked against).
 USE_GATE = True
 
+
 @once
 def _gate() -> Callable[[bytes], bool] | None:
     """What an ASCII text holds wherever a reading above could differ from the text, as an RE2
