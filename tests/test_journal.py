@@ -407,7 +407,7 @@ def test_a_splice_keeping_every_entry_then_not_only_new_ones_is_not_an_append(re
 
 
 @pytest.mark.parametrize("splice", ["no", [], {"0": 1}, None, 3])
-def test_a_splice_that_is_not_a_list_of_parts_is_applied_as_apply_splice_would(splice: object) -> None:
+def test_a_splice_not_a_list_of_parts_goes_the_way_of_apply_splice(splice: object) -> None:
     committed = _committed(["a", "b"])
     committed.fold({"splice": [[0, 2], "c"], "chars": 9})  # extended in place
     committed.fold({"splice": splice, "chars": 0})
